@@ -1,0 +1,31 @@
+"""Pure functions turning benchmark and tool outputs into typed records.
+
+Every parser takes the tool's text (stdout, stderr mixed in is tolerated) and returns
+dataclasses; none of them runs a program or reads a file, except
+:func:`fabrictest.parsers.sysfs.read_port_from_sysfs`, which reads a sysfs tree.
+
+=================  ========================================  ============================
+module             function                                  tool
+=================  ========================================  ============================
+``osu``            ``parse_osu`` / ``parse_osu_all``         OSU Micro-Benchmarks 5.x, 7.x
+``imb``            ``parse_imb``                             Intel MPI Benchmarks 2018+
+``perftest``       ``parse_perftest``                        ib_write_bw, ib_send_bw, ...
+``txrx``           ``parse_txrx``                            our ``txrx`` / seed 000 tool
+``alltomany``      ``parse_alltomany`` / ``..._all``         seed 004 ``isendrecv``
+``bisection``      ``parse_bisection``                       seed 003 ``bisec_bw``
+``ibv_devinfo``    ``parse_ibv_devinfo``                     ``ibv_devinfo [-v]``
+``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
+``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``
+``sysfs``          ``read_port_from_sysfs``                  /sys/class/infiniband
+``ping``           ``parse_ping``                            iputils ``ping``
+``health``         ``parse_health``                          our ``fabric-health``
+=================  ========================================  ============================
+
+All raise :class:`ParseError` (a ``ValueError``) on text that is not their tool's output.
+"""
+
+from __future__ import annotations
+
+from .errors import ParseError
+
+__all__ = ["ParseError"]

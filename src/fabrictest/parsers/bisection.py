@@ -1,0 +1,101 @@
+"""Output of seed 003's bisection bandwidth program (``bisec_bw ppn num_reps``) and ours.
+
+The seed's program prints ``\\n Number of Process %d`` on every rank without a newline, so
+rank 0's ``PPN: ...`` line is glued to it (``Number of Process 4PPN: 4, Number of nodes: 1,
+Num_reps = 2``) and other ranks' fragments may appear anywhere. Rows::
+
+    4 Ranks, Msg Size:      1024 bytes, Node BW:    381.77 MB/sec/node,  Aggregate BW:   0.38 GB/sec
+
+and, verbose, ``Pair (0<->2) Elapsed time =      0.01 sec (  1234.56 MB/sec)``.
+``node_mbps`` is MB/s per node (10^6 bytes); ``aggregate_gbps`` is the aggregate in **GB/s**
+(10^9 bytes per second, as printed ``GB/sec``), not gigabits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._util import require_text
+from .errors import ParseError
+
+_NPROCS = re.compile(r"Number of Process\s*(\d+)")
+_PPN = re.compile(r"PPN:\s*(\d+)")
+_NODES = re.compile(r"Number of nodes:\s*(\d+)")
+_REPS = re.compile(r"Num_reps\s*=\s*(\d+)")
+_ROW = re.compile(
+    r"(\d+)\s+Ranks,\s*Msg Size:\s*(\d+)\s*bytes,\s*Node BW:\s*([\d.]+)\s*MB/sec/node,"
+    r"\s*Aggregate BW:\s*([\d.]+)\s*GB/sec"
+)
+_PAIR = re.compile(
+    r"Pair\s*\((\d+)<->(\d+)\)\s*Elapsed time\s*=\s*([\d.]+)\s*sec\s*\(\s*([\d.]+)\s*MB/sec\)"
+)
+
+
+@dataclass(frozen=True)
+class BisectionRow:
+    ranks: int
+    size: int  # bytes
+    node_mbps: float  # MB/s per node
+    aggregate_gbps: float  # GB/s (gigabytes), as printed
+
+
+@dataclass(frozen=True)
+class BisectionPair:
+    a: int
+    b: int
+    seconds: float
+    mbps: float  # MB/s
+
+
+@dataclass
+class BisectionResult:
+    nprocs: int | None
+    ppn: int | None
+    nodes: int | None
+    reps: int | None
+    rows: list[BisectionRow]
+    pairs: list[BisectionPair] = field(default_factory=list)
+
+    def largest(self) -> BisectionRow:
+        """The row of the largest message size."""
+        return max(self.rows, key=lambda r: r.size)
+
+    def at(self, size: int) -> BisectionRow:
+        for row in self.rows:
+            if row.size == size:
+                return row
+        raise KeyError(f"bisection: no row for {size} bytes")
+
+    def peak_node_mbps(self) -> float:
+        return max(r.node_mbps for r in self.rows)
+
+
+def _first(pattern: re.Pattern[str], text: str) -> int | None:
+    m = pattern.search(text)
+    return int(m.group(1)) if m else None
+
+
+def parse_bisection(text: str) -> BisectionResult:
+    text = require_text(text, "bisection")
+    rows = [
+        BisectionRow(int(m.group(1)), int(m.group(2)), float(m.group(3)), float(m.group(4)))
+        for m in _ROW.finditer(text)
+    ]
+    pairs = [
+        BisectionPair(int(m.group(1)), int(m.group(2)), float(m.group(3)), float(m.group(4)))
+        for m in _PAIR.finditer(text)
+    ]
+    nprocs = _first(_NPROCS, text)
+    if not rows:
+        if nprocs is None:
+            raise ParseError("not bisection bandwidth output: no 'N Ranks, Msg Size:' rows")
+        raise ParseError("bisection output has a header but no result rows (truncated?)")
+    return BisectionResult(
+        nprocs=nprocs if nprocs is not None else rows[0].ranks,
+        ppn=_first(_PPN, text),
+        nodes=_first(_NODES, text),
+        reps=_first(_REPS, text),
+        rows=rows,
+        pairs=pairs,
+    )

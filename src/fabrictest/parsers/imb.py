@@ -1,0 +1,174 @@
+"""Intel MPI Benchmarks (IMB-MPI1 and friends) output, versions 2018 to 2021.x.
+
+Handled quirks: title lines differ by version (``Intel (R) MPI Benchmarks 2018``,
+``Intel(R) MPI Benchmarks 2019 Update 5``, ``2021.3``), rules of 60 or 64 dashes, trailing
+spaces everywhere, text glued before the first rule (a shell prompt), ``-npmin`` printing one
+block per process count with ``( N additional processes waiting in MPI_Barrier)``, and the
+column sets of PingPong (``t[usec] Mbytes/sec``), Uniband/Biband (``Mbytes/sec Msg/sec``)
+and collectives (``t_min[usec] t_max[usec] t_avg[usec]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._util import require_text, to_float
+from .errors import ParseError
+
+_TITLE = re.compile(r"Intel\s*\(R\)\s*MPI Benchmarks\s+(?P<version>\d[\w.]*(?:\s+Update\s+\d+)?)")
+_BENCH = re.compile(r"^#\s*Benchmarking\s+(\S+)")
+_NPROCS = re.compile(r"#processes\s*=\s*(\d+)")
+_WAITING = re.compile(r"\(\s*(\d+)\s+additional processes waiting")
+_HEADER = re.compile(r"^\s*(#bytes|#repetitions)\b")
+_ROW = re.compile(r"^\s*\d+(\s+[-+\d.eE]+)+\s*$")
+
+_COLUMNS = {
+    "#bytes": "bytes",
+    "#repetitions": "repetitions",
+    "t[usec]": "t_usec",
+    "t_min[usec]": "t_min",
+    "t_max[usec]": "t_max",
+    "t_avg[usec]": "t_avg",
+    "mbytes/sec": "mbytes_per_sec",
+    "msg/sec": "msg_per_sec",
+}
+
+
+@dataclass(frozen=True)
+class ImbRow:
+    bytes: int
+    repetitions: int
+    t_usec: float | None = None
+    t_min: float | None = None
+    t_max: float | None = None
+    t_avg: float | None = None
+    mbytes_per_sec: float | None = None
+    msg_per_sec: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def time_usec(self) -> float | None:
+        """``t[usec]`` where printed, otherwise ``t_avg[usec]``."""
+        return self.t_usec if self.t_usec is not None else self.t_avg
+
+
+@dataclass
+class ImbBenchmark:
+    name: str
+    nprocs: int
+    rows: list[ImbRow]
+    waiting: int = 0  # "( N additional processes waiting in MPI_Barrier)"
+    columns: list[str] = field(default_factory=list)
+
+    def row(self, nbytes: int) -> ImbRow:
+        for row in self.rows:
+            if row.bytes == nbytes:
+                return row
+        raise KeyError(f"{self.name} np={self.nprocs}: no row for {nbytes} bytes")
+
+    def latency_at(self, nbytes: int) -> float:
+        """``t[usec]`` (or ``t_avg[usec]``) at ``nbytes``."""
+        value = self.row(nbytes).time_usec
+        if value is None:
+            raise KeyError(f"{self.name} prints no time column")
+        return value
+
+    def bandwidth_at(self, nbytes: int) -> float:
+        value = self.row(nbytes).mbytes_per_sec
+        if value is None:
+            raise KeyError(f"{self.name} prints no Mbytes/sec column")
+        return value
+
+    def peak_bandwidth(self) -> float:
+        """The largest ``Mbytes/sec`` (MB/s, 10^6 bytes as IMB prints it)."""
+        values = [r.mbytes_per_sec for r in self.rows if r.mbytes_per_sec is not None]
+        if not values:
+            raise KeyError(f"{self.name} prints no Mbytes/sec column")
+        return max(values)
+
+    def largest(self) -> ImbRow:
+        return max(self.rows, key=lambda r: r.bytes)
+
+
+@dataclass
+class ImbResult:
+    version: str | None
+    benchmarks: list[ImbBenchmark]
+    title: str | None = None
+    finalized: bool = False  # "# All processes entering MPI_Finalize" seen
+
+    def benchmark(self, name: str, nprocs: int | None = None) -> ImbBenchmark:
+        """The block of benchmark ``name`` (case-insensitive); the largest np unless given."""
+        found = [b for b in self.benchmarks if b.name.lower() == name.lower()]
+        if nprocs is not None:
+            found = [b for b in found if b.nprocs == nprocs]
+        if not found:
+            have = ", ".join(f"{b.name}(np={b.nprocs})" for b in self.benchmarks)
+            raise KeyError(f"no IMB block {name} np={nprocs}; have: {have}")
+        return max(found, key=lambda b: b.nprocs)
+
+
+def _row(columns: list[str], tokens: list[str]) -> ImbRow | None:
+    if len(tokens) < len(columns):
+        return None
+    values: dict[str, float] = {}
+    for col, tok in zip(columns, tokens, strict=False):
+        number = to_float(tok)
+        if number is None:
+            return None
+        values[col] = number
+    known = {k: v for k, v in values.items() if k in ImbRow.__dataclass_fields__}
+    extra = {k: v for k, v in values.items() if k not in ImbRow.__dataclass_fields__}
+    return ImbRow(
+        bytes=int(known.pop("bytes", 0)),
+        repetitions=int(known.pop("repetitions", 0)),
+        extra=extra,
+        **known,
+    )
+
+
+def parse_imb(text: str) -> ImbResult:
+    text = require_text(text, "IMB")
+    title_m = _TITLE.search(text)
+    result = ImbResult(
+        version=re.sub(r"\s+", " ", title_m.group("version")) if title_m else None,
+        benchmarks=[],
+        title=None,
+    )
+    if title_m:
+        line = text[text.rfind("\n", 0, title_m.start()) + 1 : text.find("\n", title_m.end())]
+        result.title = line.lstrip("#").strip()
+    current: ImbBenchmark | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if (m := _BENCH.match(line)) is not None:
+            current = ImbBenchmark(name=m.group(1), nprocs=0, rows=[])
+            result.benchmarks.append(current)
+            continue
+        if "MPI_Finalize" in line and line.startswith("#"):
+            result.finalized = True
+            continue
+        if current is None:
+            continue
+        if line.startswith("#") and (m := _NPROCS.search(line)) is not None and not current.rows:
+            current.nprocs = int(m.group(1))
+            continue
+        if (m := _WAITING.search(line)) is not None:
+            current.waiting = int(m.group(1))
+            continue
+        if _HEADER.match(line):
+            current.columns = [_COLUMNS.get(tok.lower(), tok.lower()) for tok in line.split()]
+            continue
+        if current.columns and _ROW.match(line):
+            row = _row(current.columns, line.split())
+            if row is not None:
+                current.rows.append(row)
+    if title_m is None and not result.benchmarks:
+        raise ParseError("not Intel MPI Benchmarks output: no title and no '# Benchmarking' block")
+    result.benchmarks = [b for b in result.benchmarks if b.rows]
+    if not result.benchmarks:
+        raise ParseError("IMB output has no result rows (truncated, or the run failed)")
+    return result

@@ -1,0 +1,273 @@
+"""OSU Micro-Benchmarks output (5.x and 7.x, host and GPU buffers, ``--validation``).
+
+Handled quirks (all seen in recorded outputs): stderr noise before the title; the title
+printed twice (7.1 ``osu_mbw_mr``); ``# Datatype: ...`` before (7.4+) or after (7.1-7.3) the
+column header; ``Latency (us)`` (5.x) vs ``Avg Latency(us)`` (7.x); a ``Validation`` column
+with ``Pass``/``Fail``; GPU runs retitled ``OSU MPI-CUDA ...``; one-sided headers
+(``# Window creation``, ``# Synchronization``); ``# [ pairs: N ] [ window size: M ]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._util import require_text, to_float
+from .errors import ParseError
+
+_TITLE = re.compile(
+    r"^#\s*OSU\s+(?P<api>MPI(?:[-_][A-Za-z_]+)?|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|NVSHMEM)?\s*"
+    r"(?P<name>.*?)\s*(?:Test)?\s*(?:v(?P<version>\d[\w.]*))?\s*$"
+)
+_PAIRS = re.compile(r"\[\s*pairs:\s*(\d+)\s*\]")
+_WINDOW = re.compile(r"\[\s*window size:\s*(\d+)\s*\]")
+_DATATYPE = re.compile(r"^#\s*Datatype:\s*(\S+?)\.?\s*$")
+_WIN_CREATE = re.compile(r"^#\s*Window creation:\s*(.*?)\s*$")
+_SYNC = re.compile(r"^#\s*Synchronization:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^#\s*Size\b(.*)$")
+_ROW = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
+
+_ACCELERATORS = {"CUDA", "ROCM", "OPENACC", "HIP", "SYCL"}
+_ONE_SIDED = {
+    "get": "get",
+    "put": "put",
+    "accumulate": "acc",
+    "get_accumulate": "get_acc",
+    "fetch_and_op": "fop",
+    "compare_and_swap": "cas",
+}
+_NAMES = {
+    "latency": "latency",
+    "bandwidth": "bw",
+    "bi-directional bandwidth": "bibw",
+    "bidirectional bandwidth": "bibw",
+    "multiple bandwidth / message rate": "mbw_mr",
+    "multi latency": "multi_lat",
+    "multi-threaded latency": "latency_mt",
+    "multi-process latency": "latency_mp",
+    "latency multi-process": "latency_mp",
+}
+
+
+@dataclass(frozen=True)
+class OsuRow:
+    """One message size: the first value column in ``value``, the others in ``extra``.
+
+    ``extra`` keys: ``messages_per_s`` (mbw_mr), ``min_latency``, ``max_latency``,
+    ``iterations``, ``p50``/``p90``/``p99`` (tail latency), ``overall``, ``compute``,
+    ``pure_comm``, ``overlap`` (non-blocking collectives); other columns get a slug of their
+    header.
+    """
+
+    size: int
+    value: float
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class OsuResult:
+    title: str
+    version: str | None
+    benchmark: str
+    unit: str
+    rows: list[OsuRow]
+    validation: list[bool] | None = None
+    pairs: int | None = None
+    window_size: int | None = None
+    datatype: str | None = None
+    accelerator: str | None = None
+    window_creation: str | None = None
+    synchronization: str | None = None
+    columns: list[str] = field(default_factory=list)
+
+    def at(self, size: int) -> float:
+        """The value at message size ``size`` (KeyError if that size was not measured)."""
+        for row in self.rows:
+            if row.size == size:
+                return row.value
+        raise KeyError(f"{self.benchmark}: no row for size {size}")
+
+    def peak(self) -> float:
+        """The largest value (bandwidth: the peak; latency: the worst)."""
+        return max(row.value for row in self.rows)
+
+    def largest(self) -> OsuRow:
+        """The row of the largest message size."""
+        return max(self.rows, key=lambda row: row.size)
+
+    def sizes(self) -> list[int]:
+        return [row.size for row in self.rows]
+
+    def values(self) -> dict[int, float]:
+        return {row.size: row.value for row in self.rows}
+
+    @property
+    def validated(self) -> bool | None:
+        """True when every row passed ``--validation``; None without the column."""
+        return None if self.validation is None else all(self.validation)
+
+
+def _benchmark_name(api: str | None, name: str) -> tuple[str, str | None]:
+    accelerator = None
+    op = None
+    if api and api.startswith("MPI") and len(api) > 3:
+        suffix = api[4:]
+        if api[3] == "-" and suffix.upper() in _ACCELERATORS:
+            accelerator = suffix.upper()
+        elif api[3] == "_":
+            op = suffix.lower()
+    key = re.sub(r"\s+", " ", name.strip().lower())
+    if op is not None:
+        short = _ONE_SIDED.get(op, op)
+        base = _NAMES.get(key, re.sub(r"[^a-z0-9]+", "_", key).strip("_"))
+        return f"{short}_{base}", accelerator
+    if key in _NAMES:
+        return _NAMES[key], accelerator
+    # collectives: "Allreduce Latency", "Non-blocking Allreduce Latency"
+    m = re.fullmatch(r"(non-blocking\s+)?([a-z_]+)\s+latency", key)
+    if m:
+        return ("i" if m.group(1) else "") + m.group(2), accelerator
+    return re.sub(r"[^a-z0-9]+", "_", key).strip("_") or "unknown", accelerator
+
+
+def _column_key(label: str) -> str:
+    low = label.lower()
+    m = re.match(r"p(\d+(?:\.\d+)?)\s*tail", low)
+    if m:
+        return "p" + m.group(1).replace(".", "_")
+    for pattern, key in (
+        (r"^min\b.*lat", "min_latency"),
+        (r"^max\b.*lat", "max_latency"),
+        (r"messages/s", "messages_per_s"),
+        (r"^iterations", "iterations"),
+        (r"^validation", "validation"),
+        (r"^overall", "overall"),
+        (r"^compute", "compute"),
+        (r"^pure comm", "pure_comm"),
+        (r"^overlap", "overlap"),
+    ):
+        if re.search(pattern, low):
+            return key
+    return re.sub(r"[^a-z0-9]+", "_", low).strip("_") or "col"
+
+
+def _unit(label: str) -> str:
+    low = label.lower()
+    if "(us)" in low or "lat" in low:
+        return "us"
+    if "mb/s" in low:
+        return "MB/s"
+    if "messages/s" in low:
+        return "messages/s"
+    m = re.search(r"\(([^)]*)\)", label)
+    return m.group(1) if m else ""
+
+
+def _split_segments(lines: list[str]) -> list[list[str]]:
+    """Cut the text at OSU title lines; a title repeated before any row stays one segment."""
+    segments: list[list[str]] = []
+    current: list[str] | None = None
+    seen_row = False
+    for line in lines:
+        if _TITLE.match(line.strip()) and line.strip().startswith("# OSU"):
+            if current is not None and not seen_row:
+                current.append(line)  # duplicated title (7.1 osu_mbw_mr)
+                continue
+            current = [line]
+            segments.append(current)
+            seen_row = False
+            continue
+        if current is not None:
+            current.append(line)
+            if _ROW.match(line):
+                seen_row = True
+    return segments
+
+
+def _parse_segment(lines: list[str]) -> OsuResult:
+    title_line = lines[0].strip()
+    m = _TITLE.match(title_line)
+    assert m is not None
+    title = title_line.lstrip("#").strip()
+    version = m.group("version")
+    benchmark, accelerator = _benchmark_name(m.group("api"), m.group("name"))
+    result = OsuResult(
+        title=title,
+        version=version,
+        benchmark=benchmark,
+        unit="",
+        rows=[],
+        accelerator=accelerator,
+    )
+    columns: list[str] | None = None
+    validation: list[bool] = []
+    for raw in lines[1:]:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if (p := _PAIRS.search(line)) is not None:
+                result.pairs = int(p.group(1))
+            if (w := _WINDOW.search(line)) is not None:
+                result.window_size = int(w.group(1))
+            if (d := _DATATYPE.match(line)) is not None:
+                result.datatype = d.group(1)
+            elif (wc := _WIN_CREATE.match(line)) is not None:
+                result.window_creation = wc.group(1)
+            elif (sy := _SYNC.match(line)) is not None:
+                result.synchronization = sy.group(1)
+            elif (h := _HEADER.match(line)) is not None and columns is None:
+                labels = [c for c in re.split(r"\s{2,}", h.group(1).strip()) if c]
+                if not labels:
+                    raise ParseError(f"OSU column header without value columns: {line!r}")
+                result.unit = _unit(labels[0])
+                columns = [_column_key(c) for c in labels]
+                columns[0] = "value"
+                result.columns = labels
+            continue
+        if columns is None:
+            continue
+        rm = _ROW.match(raw)
+        if rm is None:
+            continue
+        tokens = rm.group(2).split()
+        if len(tokens) < len(columns):
+            continue  # a cut-off row or a noise line starting with a number
+        value = to_float(tokens[0])
+        if value is None:
+            continue
+        extra: dict[str, float] = {}
+        row_ok = True
+        for key, token in zip(columns[1:], tokens[1 : len(columns)], strict=True):
+            if key == "validation":
+                validation.append(token.lower() == "pass")
+                continue
+            number = to_float(token)
+            if number is None:
+                row_ok = False
+                break
+            extra[key] = number
+        if not row_ok:
+            continue
+        result.rows.append(OsuRow(size=int(rm.group(1)), value=value, extra=extra))
+    if columns is None:
+        raise ParseError(f"OSU output {title!r} has no '# Size' column header (truncated?)")
+    if not result.rows:
+        raise ParseError(f"OSU output {title!r} has a header but no result rows (truncated?)")
+    if "validation" in columns:
+        result.validation = validation
+    return result
+
+
+def parse_osu_all(text: str) -> list[OsuResult]:
+    """Every OSU run in ``text`` (several runs concatenated in one job output)."""
+    text = require_text(text, "OSU")
+    segments = _split_segments(text.splitlines())
+    if not segments:
+        raise ParseError("not OSU Micro-Benchmarks output: no '# OSU ... Test' title line")
+    return [_parse_segment(seg) for seg in segments]
+
+
+def parse_osu(text: str) -> OsuResult:
+    """The (first) OSU run in ``text``."""
+    return parse_osu_all(text)[0]

@@ -1,0 +1,165 @@
+"""Slurm ``sinfo`` output: the default format, ``-N``/``-Nel`` (node-oriented, long), and
+headerless two-column ``sinfo -N -h -o '%N %T'``. Host lists such as
+``compute[000000,000003]`` or ``nid[001-004,007]`` are expanded (zero padding kept).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._util import require_text
+from .errors import ParseError
+
+
+@dataclass(frozen=True)
+class SinfoRow:
+    nodelist: str  # as printed (a host list in the default format)
+    nodes: list[str]  # expanded names
+    partition: str | None  # without the default marker '*'
+    state: str | None  # as printed, e.g. "idle", "mix", "down*", "drain"
+    default_partition: bool = False
+    avail: str | None = None
+    timelimit: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)  # every column by header name
+
+    @property
+    def base_state(self) -> str | None:
+        """The state without Slurm's flag suffixes (``*`` not responding, ``~``, ``#``...)."""
+        return None if self.state is None else self.state.rstrip("*~#!%$@^-+")
+
+
+@dataclass
+class SinfoResult:
+    format: str  # "default" | "long-node" (-Nel / -N -l) | "node" (-N) | "plain"
+    rows: list[SinfoRow]
+    timestamp: str | None = None
+
+    def node_names(self) -> list[str]:
+        """Every node once, in order of appearance."""
+        seen: dict[str, None] = {}
+        for row in self.rows:
+            for name in row.nodes:
+                seen.setdefault(name, None)
+        return list(seen)
+
+    def partitions(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for row in self.rows:
+            if row.partition:
+                seen.setdefault(row.partition, None)
+        return list(seen)
+
+    def default_partition(self) -> str | None:
+        for row in self.rows:
+            if row.default_partition:
+                return row.partition
+        return None
+
+    def states(self) -> dict[str, str]:
+        """node -> state (the last row naming it wins)."""
+        out: dict[str, str] = {}
+        for row in self.rows:
+            for name in row.nodes:
+                if row.state is not None:
+                    out[name] = row.state
+        return out
+
+    def nodes_in_state(self, *states: str) -> list[str]:
+        wanted = {s.lower() for s in states}
+        return [n for n, s in self.states().items() if s.rstrip("*~#!%$@^-+").lower() in wanted]
+
+
+def _split_top(text: str) -> list[str]:
+    """Split a host list on commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def expand_hostlist(hostlist: str) -> list[str]:
+    """``a[01-03,07]b`` -> ``a01b a02b a03b a07b``; several bracket groups multiply out."""
+    out: list[str] = []
+    for part in _split_top(hostlist.strip()):
+        m = re.search(r"\[([^\]]*)\]", part)
+        if m is None:
+            out.append(part)
+            continue
+        prefix, suffix = part[: m.start()], part[m.end() :]
+        for item in m.group(1).split(","):
+            if "-" in item:
+                lo, hi = item.split("-", 1)
+                width = len(lo)
+                for n in range(int(lo), int(hi) + 1):
+                    out.extend(expand_hostlist(f"{prefix}{n:0{width}d}{suffix}"))
+            else:
+                out.extend(expand_hostlist(f"{prefix}{item}{suffix}"))
+    return out
+
+
+def parse_sinfo(text: str) -> SinfoResult:
+    text = require_text(text, "sinfo")
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    timestamp = None
+    header_i = None
+    for i, line in enumerate(lines):
+        upper = line.split()
+        if (
+            upper
+            and upper[0] in ("PARTITION", "NODELIST", "HOSTNAMES", "NODE_NAME")
+            or ("NODELIST" in upper and "STATE" in upper)
+        ):
+            header_i = i
+            break
+    if header_i is None:
+        # headerless: "%N %T" (node state) lines
+        rows = []
+        for line in lines:
+            tok = line.split()
+            if len(tok) != 2:
+                raise ParseError(f"not sinfo output: no header and not 'NODE STATE': {line!r}")
+            rows.append(SinfoRow(tok[0], expand_hostlist(tok[0]), None, tok[1]))
+        return SinfoResult("plain", rows)
+    if header_i > 0:
+        timestamp = lines[header_i - 1].strip()
+    header = lines[header_i].split()
+    rows = []
+    for line in lines[header_i + 1 :]:
+        tok = line.split()
+        if len(tok) < len(header):
+            # REASON may be empty; pad, but a shorter row than that is not sinfo's
+            if len(tok) < len(header) - 1:
+                raise ParseError(f"sinfo row has {len(tok)} columns, header {len(header)}")
+            tok = tok + [""]
+        values = dict(zip(header[:-1], tok[: len(header) - 1], strict=True))
+        values[header[-1]] = " ".join(tok[len(header) - 1 :])
+        nodelist = values.get("NODELIST") or values.get("HOSTNAMES") or values.get("NODE_NAME", "")
+        part = values.get("PARTITION")
+        rows.append(
+            SinfoRow(
+                nodelist=nodelist,
+                nodes=expand_hostlist(nodelist) if nodelist else [],
+                partition=part.rstrip("*") if part else None,
+                state=values.get("STATE"),
+                default_partition=bool(part and part.endswith("*")),
+                avail=values.get("AVAIL"),
+                timelimit=values.get("TIMELIMIT"),
+                fields=values,
+            )
+        )
+    if header[0] == "PARTITION":
+        fmt = "default"
+    else:
+        fmt = "long-node" if "CPUS" in header and "REASON" in header else "node"
+    return SinfoResult(fmt, rows, timestamp)

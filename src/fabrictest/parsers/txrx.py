@@ -1,0 +1,152 @@
+"""Log lines of the tx/rx tool (seed 000's ``run_cluster_messages.py`` and our ``txrx``).
+
+Lines are matched anywhere in a line (so ``INFO:__main__:`` or an mpirun ``[1,0]<stdout>:``
+prefix does not matter) and may interleave arbitrarily between ranks; other lines
+(``INFO:	Receive Visibilities ending 1``) are ignored. Receiver lines::
+
+    Rank R receiver from transmitter K, elapsed time is X seconds
+    Rank R receiver from transmitter K, data rate is X Gbps
+    Rank R receiver from transmitter K, message missed is N
+    Rank R receiver from transmitter K, message received is N
+    Rank R receiver from transmitter K, message total is N
+    Rank R receiver from transmitter K, message loss rate is X
+    Rank R receiver from transmitter K, message corrupt is N      (ours: --test ones/increment)
+
+Transmitter lines: ``Rank T transmitter elapsed time is X seconds``,
+``Rank T transmitter data rate is X Gbps``. Buffers:
+``HOST, rdma_buffers for receiver shape is (1, 10, 100, 65536)``. Errors: lines whose
+message starts with ``ERROR:``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+from ._util import require_text
+from .errors import ParseError
+
+_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_RX = re.compile(
+    r"Rank (\d+) receiver from transmitter (\d+), "
+    r"(elapsed time|data rate|message missed|message received|message total|"
+    r"message loss rate|message corrupt) is " + _NUM
+)
+_TX = re.compile(r"Rank (\d+) transmitter (elapsed time|data rate) is " + _NUM)
+_BUF = re.compile(
+    r"(?:^|:)([^\s:,][^,:]*), rdma_buffers for (receiver|transmitter) shape is \(([^)]*)\)"
+)
+_ERROR = re.compile(r"(?:^|[\s>\]:])(ERROR:.*)$")
+
+_RX_FIELD = {
+    "elapsed time": "elapsed_s",
+    "data rate": "gbps",
+    "message missed": "missed",
+    "message received": "received",
+    "message total": "total",
+    "message loss rate": "loss_rate",
+    "message corrupt": "corrupt",
+}
+_INT_FIELDS = {"missed", "received", "total", "corrupt"}
+
+
+@dataclass
+class TxrxStream:
+    """One receiver's view of one transmitter; a field is None when its line is absent."""
+
+    receiver_rank: int
+    transmitter: int
+    elapsed_s: float | None = None
+    gbps: float | None = None
+    missed: int | None = None
+    received: int | None = None
+    total: int | None = None
+    loss_rate: float | None = None
+    corrupt: int | None = None
+
+    def is_complete(self, require_corrupt: bool = False) -> bool:
+        """Every line of the stream seen: elapsed time, data rate, missed, received, total
+        and loss rate; ``corrupt`` (only our tool prints it, with ``--test ones|increment``)
+        only when ``require_corrupt``."""
+        return all(
+            getattr(self, f.name) is not None
+            for f in fields(self)
+            if require_corrupt or f.name != "corrupt"
+        )
+
+
+@dataclass
+class TxrxTransmitter:
+    rank: int
+    elapsed_s: float | None = None
+    gbps: float | None = None
+
+
+@dataclass
+class TxrxReport:
+    streams: list[TxrxStream]
+    transmitters: list[TxrxTransmitter]
+    buffers: list[tuple[str, str, tuple[int, ...]]]
+    errors: list[str]
+
+    def complete_streams(self, require_corrupt: bool = False) -> list[TxrxStream]:
+        """Streams with every field (see :meth:`TxrxStream.is_complete`)."""
+        return [s for s in self.streams if s.is_complete(require_corrupt)]
+
+    def incomplete_streams(self) -> list[TxrxStream]:
+        """Streams with a line missing (a receiver that died or hung mid-report)."""
+        return [s for s in self.streams if not s.is_complete()]
+
+    def stream(self, receiver_rank: int, transmitter: int) -> TxrxStream:
+        for s in self.streams:
+            if (s.receiver_rank, s.transmitter) == (receiver_rank, transmitter):
+                return s
+        raise KeyError(f"no stream receiver {receiver_rank} <- transmitter {transmitter}")
+
+    def total_gbps(self) -> float:
+        """Sum of the receivers' data rates."""
+        return sum(s.gbps for s in self.streams if s.gbps is not None)
+
+    def min_gbps(self) -> float | None:
+        rates = [s.gbps for s in self.streams if s.gbps is not None]
+        return min(rates) if rates else None
+
+    def total_missed(self) -> int:
+        return sum(s.missed for s in self.streams if s.missed is not None)
+
+
+def parse_txrx(text: str) -> TxrxReport:
+    text = require_text(text, "txrx")
+    streams: dict[tuple[int, int], TxrxStream] = {}
+    txs: dict[int, TxrxTransmitter] = {}
+    buffers: list[tuple[str, str, tuple[int, ...]]] = []
+    errors: list[str] = []
+    for line in text.splitlines():
+        if (m := _RX.search(line)) is not None:
+            key = (int(m.group(1)), int(m.group(2)))
+            stream = streams.setdefault(key, TxrxStream(*key))
+            name = _RX_FIELD[m.group(3)]
+            value = m.group(4)
+            setattr(stream, name, int(float(value)) if name in _INT_FIELDS else float(value))
+            continue
+        if (m := _TX.search(line)) is not None:
+            tx = txs.setdefault(int(m.group(1)), TxrxTransmitter(int(m.group(1))))
+            if m.group(2) == "elapsed time":
+                tx.elapsed_s = float(m.group(3))
+            else:
+                tx.gbps = float(m.group(3))
+            continue
+        if (m := _BUF.search(line)) is not None:
+            shape = tuple(int(x) for x in m.group(3).replace(" ", "").split(",") if x)
+            buffers.append((m.group(1).strip(), m.group(2), shape))
+            continue
+        if (m := _ERROR.search(line.strip())) is not None:
+            errors.append(m.group(1))
+    if not (streams or txs or buffers or errors):
+        raise ParseError("not tx/rx output: no receiver, transmitter, buffer or ERROR lines")
+    return TxrxReport(
+        streams=[streams[k] for k in sorted(streams)],
+        transmitters=[txs[k] for k in sorted(txs)],
+        buffers=buffers,
+        errors=errors,
+    )
