@@ -1,0 +1,3 @@
+from fabrictest.txrx.cli import main
+
+main()

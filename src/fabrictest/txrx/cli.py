@@ -1,0 +1,180 @@
+"""`txrx`: command line, logging and the top-level error policy.
+
+Errors print one line `ERROR:__main__:<message>` on stderr and every rank exits non-zero:
+- usage errors (options, world size) are found identically by every rank before any
+  communication: rank 0 prints, every rank exits 2;
+- missing resources (RDMA device, pyverbs, CuPy, GPU, CUDA-aware MPI, memory) are agreed on
+  collectively: rank 0 prints the first, every rank exits 2;
+- faults during a run (a deadline, a dead peer, a verbs error) print on the rank that sees
+  them and abort the job (MPI_Abort, exit 1), so that no rank waits forever;
+- a completed run whose receivers missed or found corrupt messages exits 3 on every rank.
+Tracebacks only with -v.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+
+from fabrictest.txrx.errors import EXIT_FAULT, EXIT_USAGE, TxrxError, UsageError
+from fabrictest.txrx.options import (
+    BUFFERS,
+    DEFAULT_TIMEOUT,
+    METHODS,
+    TESTS,
+    TRANSPORTS,
+    Options,
+    parse_fault,
+    parse_int,
+    validate,
+)
+from fabrictest.txrx.output import LOGGER
+
+log = logging.getLogger(LOGGER)
+
+
+def integer(text: str) -> int:
+    return parse_int(text)
+
+
+def number(text: str) -> float:
+    return float(str(text).replace("_", ""))
+
+
+def fault(text: str):
+    try:
+        return parse_fault(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage block
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="txrx",
+        description="Stream numbered messages from transmitters into receivers over RDMA or "
+        "MPI and report data rate and message loss per stream (launch with mpirun -np NRX+NLINK).",
+    )
+    a = p.add_argument
+    a("--nrx", type=integer, default=1, help="number of receiver ranks (ranks 0..nrx-1)")
+    a("--nlink", type=integer, default=1, help="number of transmitter ranks; t sends to t %% nrx")
+    a("--method", choices=METHODS, default="rdma", help="data path (default rdma)")
+    a("--msg-size", type=integer, default=65536, help="bytes per message (multiple of 8)")
+    a("--num-blks", type=integer, default=10, help="blocks in the ring buffer")
+    a("--num-cmsgs", type=integer, default=100, help="messages per block")
+    a("--nmsg", type=integer, default=100_000, help="messages per transmitter")
+    a("--test", choices=TESTS, default="throughput", help="payload check (default throughput)")
+    a("--buffer", choices=BUFFERS, default="host", help="message buffers in host or GPU memory")
+    a("--transport", choices=TRANSPORTS, default="uc", help="RDMA queue pair type (default uc)")
+    a("--device", default=None, help="RDMA device (default: the first with an active port)")
+    a("--port", type=integer, default=1, help="RDMA port (default 1)")
+    a("--gid-index", type=integer, default=None, help="GID index (default: a RoCE v2 GID)")
+    a("--timeout", type=number, default=DEFAULT_TIMEOUT,
+      help=f"seconds any wait may last without progress (default {DEFAULT_TIMEOUT:g})")  # fmt: skip
+    a("--json", default=None, metavar="PATH", help="write every rank's results to PATH (rank 0)")
+    a("--inject-loss", type=number, default=0.0, metavar="FRACTION",
+      help="transmitters skip this fraction of sequence numbers (testing)")  # fmt: skip
+    a("--seed", type=integer, default=0, help="seed of --inject-loss (default 0)")
+    a("-v", "--verbose", action="count", default=0, help="debug output and tracebacks")
+    a("--fault", type=fault, default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def parse(argv=None) -> Options:
+    ns = build_parser().parse_args(argv)
+    return Options(**vars(ns))
+
+
+def setup_logging(verbose: int = 0) -> None:
+    fmt = logging.Formatter("%(levelname)s:%(name)s:%(message)s")
+    out = logging.StreamHandler(sys.stdout)
+    out.setFormatter(fmt)
+    out.addFilter(lambda rec: rec.levelno < logging.WARNING)
+    err = logging.StreamHandler(sys.stderr)
+    err.setFormatter(fmt)
+    err.setLevel(logging.WARNING)
+    log.handlers[:] = [out, err]
+    log.propagate = False
+    log.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def _rank_from_env() -> int:
+    import os
+
+    for name in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+def run_main(argv=None) -> int:
+    verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    setup_logging(verbose)
+    usage = None
+    opts = None
+    try:
+        opts = parse(argv)
+        validate(opts)
+    except UsageError as err:
+        usage = err
+    except SystemExit as err:  # --help
+        return int(err.code or 0)
+    if usage is not None:
+        # before MPI starts: every rank parsed the same argv, so only rank 0 says so
+        if _rank_from_env() == 0:
+            log.error(str(usage))
+        return EXIT_USAGE
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        log.error(f"mpi4py cannot be imported ({err}): install mpi4py against your MPI")
+        return EXIT_FAULT
+    comm = MPI.COMM_WORLD.Dup()
+    rank = comm.Get_rank()
+    try:
+        validate(opts, comm.Get_size())
+    except UsageError as err:
+        if rank == 0:
+            log.error(str(err))
+        return EXIT_USAGE
+    try:
+        from fabrictest.txrx.run import run
+
+        return run(comm, opts)
+    except UsageError as err:
+        log.error(str(err))
+        _abort(comm, err.exit_code)
+    except TxrxError as err:
+        log.error(str(err))
+        if opts.verbose:
+            traceback.print_exc()
+        _abort(comm, err.exit_code)
+    except KeyboardInterrupt:
+        log.error(f"rank {rank} interrupted")
+        _abort(comm, EXIT_FAULT)
+    except Exception as err:
+        log.error(f"rank {rank}: internal error: {type(err).__name__}: {err} (-v for the traceback)")
+        if opts.verbose:
+            traceback.print_exc()
+        _abort(comm, EXIT_FAULT)
+    return EXIT_FAULT
+
+
+def _abort(comm, code: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    comm.Abort(code)
+
+
+def main(argv=None) -> None:
+    sys.exit(run_main(argv))
+
+
+if __name__ == "__main__":
+    main()

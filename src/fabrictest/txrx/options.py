@@ -1,0 +1,170 @@
+"""Options of the `txrx` command and their validation (pure: no MPI, no devices).
+
+Buffer limits (docs/txrx.md repeats them):
+- `--msg-size` is a multiple of 8 bytes between 8 B and 1 GiB: every message starts with its
+  64-bit sequence number and the data checks work on 64-bit words;
+- a ring (`--num-blks` x `--num-cmsgs` slots) has at most 1,048,576 slots;
+- one rank's buffers (`streams x slots x msg_size`; a receiver has one ring per transmitter)
+  are at most 16 GiB, and at most half of the host's memory (checked on every host at start);
+- `--nmsg` is at most 2**32 with `--method rdma` (the immediate data is 32 bits wide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+METHODS = ("rdma", "mpi")
+TESTS = ("throughput", "ones", "increment")
+BUFFERS = ("host", "cuda")
+TRANSPORTS = ("uc", "rc")
+FAULT_KINDS = ("stop", "stall", "die")
+
+MIN_MSG_SIZE = 8
+MSG_ALIGN = 8
+MAX_MSG_SIZE = 1 << 30
+MAX_SLOTS = 1 << 20
+MAX_RANK_BUFFER = 16 << 30
+MAX_RDMA_NMSG = 1 << 32
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A testing fault (hidden option `--fault KIND:RANK:N`).
+
+    stop:  transmitter RANK sends only sequence numbers < N but reports the full count (tail loss)
+    stall: transmitter RANK stops after N messages and goes silent (its receiver's deadline fires)
+    die:   RANK kills itself (SIGKILL) after N messages sent or received (a peer that dies)
+    """
+
+    kind: str
+    rank: int
+    after: int
+
+
+@dataclass(frozen=True)
+class Options:
+    nrx: int = 1
+    nlink: int = 1
+    method: str = "rdma"
+    msg_size: int = 65536
+    num_blks: int = 10
+    num_cmsgs: int = 100
+    nmsg: int = 100_000
+    test: str = "throughput"
+    buffer: str = "host"
+    transport: str = "uc"
+    device: str | None = None
+    port: int = 1
+    gid_index: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    json: str | None = None
+    inject_loss: float = 0.0
+    seed: int = 0
+    verbose: int = 0
+    fault: FaultSpec | None = field(default=None)
+
+    @property
+    def slots(self) -> int:
+        return self.num_blks * self.num_cmsgs
+
+    @property
+    def world_size(self) -> int:
+        return self.nrx + self.nlink
+
+    def max_streams(self) -> int:
+        """Streams of the busiest receiver (receiver 0 has ceil(nlink / nrx))."""
+        return -(-self.nlink // self.nrx)
+
+    def rank_buffer_bytes(self, streams: int) -> int:
+        return streams * self.slots * self.msg_size
+
+
+def parse_int(text: str) -> int:
+    """An integer as the seed writes them: `100_000`, `65_536`, also `0x10`."""
+    try:
+        return int(str(text).strip(), 0)
+    except ValueError:
+        raise ValueError(f"invalid integer {text!r}") from None
+
+
+def parse_fault(text: str) -> FaultSpec:
+    parts = str(text).split(":")
+    if len(parts) != 3 or parts[0] not in FAULT_KINDS:
+        raise ValueError(f"invalid fault {text!r}: expected KIND:RANK:N with KIND in {FAULT_KINDS}")
+    return FaultSpec(parts[0], parse_int(parts[1]), parse_int(parts[2]))
+
+
+def human_bytes(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def validate(opts: Options, world_size: int | None = None) -> None:
+    """Raise UsageError (one line) for options that cannot work; `world_size` from MPI."""
+    from fabrictest.txrx.errors import UsageError
+
+    if opts.method not in METHODS:
+        raise UsageError(f"unknown --method {opts.method!r}: choose one of {', '.join(METHODS)}")
+    if opts.test not in TESTS:
+        raise UsageError(f"unknown --test {opts.test!r}: choose one of {', '.join(TESTS)}")
+    if opts.buffer not in BUFFERS:
+        raise UsageError(f"unknown --buffer {opts.buffer!r}: choose one of {', '.join(BUFFERS)}")
+    if opts.transport not in TRANSPORTS:
+        raise UsageError(
+            f"unknown --transport {opts.transport!r}: choose one of {', '.join(TRANSPORTS)}"
+        )
+    for name in ("nrx", "nlink", "msg_size", "num_blks", "num_cmsgs", "nmsg"):
+        value = getattr(opts, name)
+        if value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if not opts.timeout > 0:
+        raise UsageError(f"--timeout must be positive, got {opts.timeout}")
+    if opts.port <= 0:
+        raise UsageError(f"--port must be positive, got {opts.port}")
+    if opts.gid_index is not None and opts.gid_index < 0:
+        raise UsageError(f"--gid-index must be 0 or more, got {opts.gid_index}")
+    if not 0.0 <= opts.inject_loss < 1.0:
+        raise UsageError(f"--inject-loss must be in [0, 1), got {opts.inject_loss}")
+    if opts.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {opts.seed}")
+    if opts.msg_size < MIN_MSG_SIZE or opts.msg_size > MAX_MSG_SIZE or opts.msg_size % MSG_ALIGN:
+        raise UsageError(
+            f"--msg-size {opts.msg_size} does not fit the buffer limits: a multiple of {MSG_ALIGN} "
+            f"bytes from {MIN_MSG_SIZE} B to {human_bytes(MAX_MSG_SIZE)}"
+        )
+    if opts.slots > MAX_SLOTS:
+        raise UsageError(
+            f"--num-blks x --num-cmsgs = {opts.slots} slots exceeds the limit of {MAX_SLOTS}"
+        )
+    need = opts.rank_buffer_bytes(opts.max_streams())
+    if need > MAX_RANK_BUFFER:
+        raise UsageError(
+            f"buffers of {need} bytes per rank ({opts.max_streams()} stream(s) x {opts.slots} slots"
+            f" x {opts.msg_size} B) exceed the limit of {human_bytes(MAX_RANK_BUFFER)}:"
+            " lower --num-blks, --num-cmsgs or --msg-size"
+        )
+    if opts.method == "rdma" and opts.nmsg > MAX_RDMA_NMSG:
+        raise UsageError(
+            f"--nmsg {opts.nmsg} exceeds {MAX_RDMA_NMSG} (32-bit immediate data) with --method rdma"
+        )
+    if opts.method == "rdma" and opts.buffer != "host":
+        raise UsageError("--buffer cuda works with --method mpi only (GPUDirect RDMA is not supported)")
+    if opts.fault is not None:
+        if opts.fault.after < 0:
+            raise UsageError(f"--fault count must be 0 or more, got {opts.fault.after}")
+        if not 0 <= opts.fault.rank < opts.nrx + opts.nlink:
+            raise UsageError(f"--fault rank {opts.fault.rank} is not a rank of this run")
+        if opts.fault.kind in ("stop", "stall") and opts.fault.rank < opts.nrx:
+            raise UsageError(f"--fault {opts.fault.kind} needs a transmitter rank (>= {opts.nrx})")
+    if opts.nlink < opts.nrx:
+        raise UsageError(
+            f"--nlink {opts.nlink} is smaller than --nrx {opts.nrx}: every receiver needs a transmitter"
+        )
+    if world_size is not None and world_size != opts.nrx + opts.nlink:
+        raise UsageError(
+            f"world size is {world_size} but --nrx {opts.nrx} + --nlink {opts.nlink} = "
+            f"{opts.nrx + opts.nlink}: launch with mpirun -np {opts.nrx + opts.nlink}"
+        )

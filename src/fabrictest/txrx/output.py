@@ -1,0 +1,175 @@
+"""The tool's log lines (the SEREN tool's, kept verbatim) and its JSON record.
+
+Every line reads `INFO:__main__:<message>`: Python logging's default format with the logger
+name the old script had when run as a program. A rank writes all its lines at once so that
+lines of different ranks interleave only between groups. docs/txrx.md lists every line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+
+PREFIX = "INFO:__main__:"
+LOGGER = "__main__"
+
+
+@dataclass
+class TxReport:
+    rank: int
+    index: int
+    peer: int  # world rank of the receiver
+    host: str
+    msg_size: int
+    sent: int  # messages posted
+    total: int  # sequence numbers covered (skipped ones included): the final count reported
+    elapsed: float
+
+    @property
+    def bytes(self) -> int:
+        return self.sent * self.msg_size
+
+    @property
+    def gbps(self) -> float:
+        return gbps(self.bytes, self.elapsed)
+
+    def record(self) -> dict:
+        return {
+            "rank": self.rank,
+            "role": "transmitter",
+            "index": self.index,
+            "host": self.host,
+            "peer": self.peer,
+            "peers": [self.peer],
+            "bytes": self.bytes,
+            "messages_sent": self.sent,
+            "messages_total": self.total,
+            "elapsed_s": self.elapsed,
+            "gbps": self.gbps,
+        }
+
+
+@dataclass
+class StreamReport:
+    stream: int  # receiver-local index K
+    peer: int  # world rank of the transmitter
+    msg_size: int
+    received: int
+    missed: int
+    total: int
+    loss_rate: float
+    corrupt: int
+    elapsed: float
+    gaps: int = 0
+    bad: int = 0
+
+    @property
+    def bytes(self) -> int:
+        return self.received * self.msg_size
+
+    @property
+    def gbps(self) -> float:
+        return gbps(self.bytes, self.elapsed)
+
+    def record(self) -> dict:
+        return {
+            "stream": self.stream,
+            "peer": self.peer,
+            "bytes": self.bytes,
+            "messages_received": self.received,
+            "messages_missed": self.missed,
+            "messages_total": self.total,
+            "messages_corrupt": self.corrupt,
+            "loss_rate": self.loss_rate,
+            "loss_events": self.gaps,
+            "out_of_order": self.bad,
+            "elapsed_s": self.elapsed,
+            "gbps": self.gbps,
+        }
+
+
+@dataclass
+class RxReport:
+    rank: int
+    index: int
+    host: str
+    streams: list[StreamReport] = field(default_factory=list)
+
+    def record(self) -> dict:
+        s = self.streams
+        elapsed = max((x.elapsed for x in s), default=0.0)
+        nbytes = sum(x.bytes for x in s)
+        total = sum(x.total for x in s)
+        missed = sum(x.missed for x in s)
+        return {
+            "rank": self.rank,
+            "role": "receiver",
+            "index": self.index,
+            "host": self.host,
+            "peers": [x.peer for x in s],
+            "bytes": nbytes,
+            "messages_received": sum(x.received for x in s),
+            "messages_missed": missed,
+            "messages_total": total,
+            "messages_corrupt": sum(x.corrupt for x in s),
+            "loss_rate": missed / total if total else 0.0,
+            "elapsed_s": elapsed,
+            "gbps": gbps(nbytes, elapsed),
+            "streams": [x.record() for x in s],
+        }
+
+
+def gbps(nbytes: int, elapsed: float) -> float:
+    """Payload bits / elapsed seconds / 1e9 (decimal Gbps, as perftest and the seed)."""
+    return nbytes * 8 / elapsed / 1e9 if elapsed > 0 else 0.0
+
+
+def buffer_line(host: str, kind: str, shape: tuple[int, ...]) -> str:
+    return f"{host}, rdma_buffers for {kind} shape is {tuple(shape)}"
+
+
+def transmitter_lines(rep: TxReport) -> list[str]:
+    who = f"Rank {rep.index} transmitter"
+    return [
+        f"{who} elapsed time is {float(rep.elapsed)} seconds",
+        f"{who} data rate is {float(rep.gbps)} Gbps",
+    ]
+
+
+def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
+    who = f"Rank {rx_index} receiver from transmitter {s.stream}"
+    return [
+        f"{who}, elapsed time is {float(s.elapsed)} seconds",
+        f"{who}, data rate is {float(s.gbps)} Gbps",
+        f"{who}, message missed is {int(s.missed)}",
+        f"{who}, message received is {int(s.received)}",
+        f"{who}, message total is {int(s.total)}",
+        f"{who}, message loss rate is {float(s.loss_rate)}",
+        f"{who}, message corrupt is {int(s.corrupt)}",
+    ]
+
+
+def receiver_lines(rep: RxReport) -> list[str]:
+    out: list[str] = []
+    for s in rep.streams:
+        out += stream_lines(rep.index, s)
+        out.append("")
+    return out
+
+
+def emit(lines: list[str], stream=None) -> None:
+    """Write `lines` in one write: `INFO:__main__:` before each, blank lines kept blank."""
+    stream = stream or sys.stdout
+    text = "".join(f"{PREFIX}{x}\n" if x else "\n" for x in lines)
+    stream.write(text)
+    stream.flush()
+
+
+def write_json(path: str, doc: dict) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp, path)

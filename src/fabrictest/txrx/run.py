@@ -1,0 +1,116 @@
+"""One rank's run: start-up checks agreed by all ranks, buffers, data path, report, exit code."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+from fabrictest.txrx import output
+from fabrictest.txrx.buffers import Buffer, check_cuda_setup
+from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, EXIT_USAGE, TxrxError
+from fabrictest.txrx.options import Options, human_bytes
+from fabrictest.txrx.roles import Role, role_of
+from fabrictest.txrx.sync import agree_error, allgather_obj
+
+log = logging.getLogger(output.LOGGER)
+
+
+def buffer_shape(opts: Options, role: Role) -> tuple[int, ...]:
+    """(streams, blks, cmsgs, size) for a receiver, (blks, cmsgs, size) for a transmitter."""
+    ring = (opts.num_blks, opts.num_cmsgs, opts.msg_size)
+    return (role.streams, *ring) if role.is_receiver else ring
+
+
+def host_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None, object]:
+    """This rank's reason not to start (or None) and, for rdma, the probed device setup."""
+    need = opts.rank_buffer_bytes(role.streams)
+    mem = host_memory()
+    if opts.buffer == "host" and mem and need > mem // 2:
+        return (
+            f"buffers of {human_bytes(need)} for rank {role.rank} exceed half of the memory of "
+            f"{host} ({human_bytes(mem)}): lower --num-blks, --num-cmsgs or --msg-size"
+        ), None
+    try:
+        if opts.buffer == "cuda":
+            check_cuda_setup(MPI)
+        if opts.method == "rdma":
+            from fabrictest.txrx.transports import rdma
+
+            return None, rdma.probe(opts, host)
+    except TxrxError as err:
+        return str(err), None
+    return None, None
+
+
+def run(comm, opts: Options) -> int:
+    from mpi4py import MPI
+
+    rank = comm.Get_rank()
+    role = role_of(rank, opts.nrx, opts.nlink)
+    host = socket.gethostname()
+    problem, setup = local_problem(opts, role, host, MPI)
+    agreed = agree_error(comm, problem, opts.timeout)
+    if agreed is not None:
+        if rank == 0:
+            log.error(agreed[1])
+        return EXIT_USAGE
+
+    shape = buffer_shape(opts, role)
+    if opts.method == "mpi":
+        from fabrictest.txrx.transports import mpi as transport
+
+        buf = Buffer(shape, opts.buffer)
+        output.emit([output.buffer_line(host, role.kind, shape)])
+        if role.is_receiver:
+            rep = output.RxReport(rank, role.index, host, transport.receive(comm, opts, role, buf, host))
+        else:
+            rep = transport.transmit(comm, opts, role, buf, host)
+    else:
+        from fabrictest.txrx.transports import rdma
+
+        rep = rdma.run(comm, opts, role, setup, host, shape)
+
+    if role.is_receiver:
+        output.emit(output.receiver_lines(rep))
+        lost = any(s.missed or s.corrupt for s in rep.streams)
+    else:
+        output.emit([*output.transmitter_lines(rep), ""])
+        lost = False
+    status = EXIT_LOSS if lost else EXIT_OK
+    everyone = allgather_obj(comm, (rep.record(), status), opts.timeout, "gathering results")
+    code = max(s for _, s in everyone)
+    if rank == 0:
+        records = [r for r, _ in everyone]
+        if opts.json:
+            output.write_json(opts.json, json_document(opts, records, code))
+        if code == EXIT_LOSS:
+            rx = [r for r in records if r["role"] == "receiver"]
+            missed = sum(r["messages_missed"] for r in rx)
+            corrupt = sum(r["messages_corrupt"] for r in rx)
+            total = sum(r["messages_total"] for r in rx)
+            log.warning(
+                f"{missed} of {total} messages missed, {corrupt} corrupt: exit status {EXIT_LOSS}"
+            )
+    return code
+
+
+def json_document(opts: Options, records: list[dict], code: int) -> dict:
+    from fabrictest import __version__
+
+    opt = {k: v for k, v in vars(opts).items() if k not in ("fault", "verbose", "json")}
+    return {
+        "tool": "fabrictest.txrx",
+        "version": __version__,
+        "exit_status": code,
+        "world_size": opts.world_size,
+        "options": opt,
+        "ranks": records,
+    }

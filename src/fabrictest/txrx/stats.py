@@ -1,0 +1,88 @@
+"""Receive-side accounting: sequence numbers in, missed/received/total/loss rate out.
+
+`GapCounter.add` takes the sequence numbers of a batch of arrivals (an integer array) and is
+vectorised: a batch that is strictly increasing (the normal case, in order on one QP or one
+MPI stream) costs two numpy operations whatever its length. Arrivals that are not above every
+earlier one (duplicates, reordering) or not below the configured limit are counted as `bad`
+and are not received. At the end the transmitter's final count gives the total, so messages
+lost after the last arrival (tail loss) are counted as missed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class StreamCounts:
+    received: int
+    missed: int
+    total: int
+    loss_rate: float
+    gaps: int  # loss events: runs of consecutive missed messages (tail included)
+    bad: int  # arrivals with a sequence number out of order, repeated or out of range
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class GapCounter:
+    __slots__ = ("limit", "received", "last", "missed_inside", "gaps", "bad")
+
+    def __init__(self, limit: int | None = None):
+        self.limit = limit  # sequence numbers must be < limit (the configured --nmsg)
+        self.received = 0
+        self.last = -1  # highest sequence number received so far
+        self.missed_inside = 0  # messages missing below `last`
+        self.gaps = 0
+        self.bad = 0
+
+    def add(self, seqs) -> None:
+        seqs = np.asarray(seqs)
+        n = seqs.size
+        if n == 0:
+            return
+        if seqs.dtype != np.int64:
+            seqs = seqs.astype(np.int64)
+        first = int(seqs[0])
+        last = int(seqs[-1])
+        if (
+            first > self.last
+            and (n == 1 or bool((seqs[1:] > seqs[:-1]).all()))
+            and (self.limit is None or last < self.limit)
+        ):
+            self._add_increasing(seqs, first, last, n)
+            return
+        # slow path: keep the arrivals above everything before them and below the limit
+        before = np.maximum.accumulate(np.concatenate(([self.last], seqs[:-1])))
+        keep = seqs > before
+        if self.limit is not None:
+            keep &= seqs < self.limit
+        good = seqs[keep]
+        self.bad += int(n - good.size)
+        if good.size:
+            self._add_increasing(good, int(good[0]), int(good[-1]), int(good.size))
+
+    def _add_increasing(self, seqs: np.ndarray, first: int, last: int, n: int) -> None:
+        lead = first - self.last - 1  # missing between the previous batch and this one
+        inside = (last - first + 1) - n  # missing within this batch
+        if lead:
+            self.gaps += 1
+        if inside:
+            self.gaps += int(np.count_nonzero(np.diff(seqs) > 1))
+        self.missed_inside += lead + inside
+        self.received += n
+        self.last = last
+
+    def finish(self, total: int) -> StreamCounts:
+        """Counts once the transmitter has said it sent sequence numbers 0..total-1."""
+        tail = max(0, total - 1 - self.last)
+        missed = self.missed_inside + tail
+        gaps = self.gaps + (1 if tail else 0)
+        if self.last >= total:  # a transmitter that reported fewer than it sent
+            missed = max(0, total - self.received)
+        received = self.received
+        loss = missed / total if total else 0.0
+        return StreamCounts(received, missed, total, loss, gaps, self.bad)

@@ -1,0 +1,1 @@
+"""Data paths: `mpi` (persistent Isend/Irecv over the ring) and `rdma` (pyverbs)."""
