@@ -1,0 +1,172 @@
+"""fabrictest's ReFrame configuration: one entry point merging a file per system.
+
+``source .venv/bin/activate`` exports ``RFM_CONFIG_FILES`` pointing here, so the users' command
+``reframe -c reframe_tests -r --system seren`` needs no ``-C``.
+
+Contract for ``config/reframe/systems/<name>.py``
+-------------------------------------------------
+Every module in ``systems/`` whose name does not start with ``_`` is loaded (by file path, in
+name order) and must expose **one** of:
+
+* ``site_configuration``: a ReFrame configuration fragment, i.e. a dict whose keys are any of
+  ``systems``, ``environments``, ``modes``, ``storage`` (lists, concatenated into the merged
+  configuration; ``logging`` and ``general`` fragments are ignored: they are defined here); or
+* ``system`` (one ReFrame system dict) and optionally ``environments`` and ``modes`` (lists of
+  dicts), the same thing spelt flat.
+
+Optionally ``ORDER`` (int, default 50): systems are listed in increasing ``ORDER``. ReFrame picks
+the first system whose ``hostnames`` patterns match the host it runs on, so the catch-all
+``local`` system (``hostnames: ['.*']``) has ``ORDER = 1000``.
+
+Conventions the tests rely on (see docs/reframe.md):
+
+* environments for MPI programs carry the feature ``mpi`` (tests ask for ``+mpi``);
+* partition ``features``: ``rdma`` (RDMA NIC, ibverbs), ``gpu``, ``slurm``, ``spack`` (binaries from
+  ``config/spack/<system>/spack.yaml``), and the benchmark suites provided without Spack:
+  ``osu``, ``imb``, ``perftest``;
+* partition ``extras`` (all optional): ``num_nodes`` or ``nodes`` (node names), ``hostfile``
+  (write an Open MPI hostfile with ``slots=`` and launch with ``-hostfile``, as on seren),
+  ``ranks_per_node``, ``launcher_options``, ``transports`` ({name: {VAR: value}}),
+  ``rdma_device``, ``gid_index``, ``link_layer``, ``expect_mtu``, ``expect_rate``,
+  ``gpu_runtime`` (cuda|rocm), ``gpu_job_options``, ``node_sets`` ({scope: slurm nodelist}).
+
+Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
+``~/.reframe/reports/fabrictest.db``) and performance logs go to ``output/perflogs/`` under the
+repository (override with ``--perflogdir``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SYSTEMS_DIR = HERE / "systems"
+
+_LIST_KEYS = ("systems", "environments", "modes", "storage")
+
+
+def _load_module(path: Path):
+    spec = importlib.util.spec_from_file_location(f"fabrictest_rfm_system_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fragment_of(module) -> dict:
+    """The configuration fragment a system module contributes (see the contract above)."""
+    frag = getattr(module, "site_configuration", None)
+    if frag is not None:
+        if not isinstance(frag, dict):
+            raise TypeError(f"{module.__name__}: site_configuration must be a dict")
+        return {k: list(frag.get(k, [])) for k in _LIST_KEYS}
+    system = getattr(module, "system", None)
+    if system is None:
+        raise TypeError(
+            f"{module.__file__}: expose `site_configuration` or `system` (see settings.py)"
+        )
+    return {
+        "systems": [system],
+        "environments": list(getattr(module, "environments", [])),
+        "modes": list(getattr(module, "modes", [])),
+        "storage": list(getattr(module, "storage", [])),
+    }
+
+
+def load_system_fragments(directory: Path = SYSTEMS_DIR) -> list[tuple[int, str, dict]]:
+    out = []
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        module = _load_module(path)
+        out.append((int(getattr(module, "ORDER", 50)), path.stem, fragment_of(module)))
+    out.sort(key=lambda item: (item[0], item[1]))
+    return out
+
+
+def _modes() -> list[dict]:
+    return [
+        {
+            # everything, one test at a time per partition so that measurements do not overlap
+            "name": "acceptance",
+            "options": ["--exec-policy=async", "-S", "size_profile=full"],
+        },
+        {
+            # the smallest sizes: a smoke test of every scenario in minutes
+            "name": "quick",
+            "options": ["-S", "size_profile=quick"],
+        },
+        {
+            # the tests worth re-running after an upgrade, compared with the stored results
+            "name": "regression",
+            "options": ["--tag=regression", "-S", "size_profile=full"],
+        },
+    ]
+
+
+def _results_db() -> str:
+    return os.environ.get(
+        "FABRICTEST_RESULTS_DB",
+        os.path.join(os.path.expanduser("~"), ".reframe", "reports", "fabrictest.db"),
+    )
+
+
+def build() -> dict:
+    merged: dict[str, list] = {k: [] for k in _LIST_KEYS}
+    for _order, _name, frag in load_system_fragments():
+        for key in _LIST_KEYS:
+            merged[key].extend(frag[key])
+    merged["modes"] = _modes() + merged["modes"]
+    if not merged["storage"]:
+        merged["storage"] = [{"enable": True, "sqlite_db_file": _results_db()}]
+    return {
+        **merged,
+        "general": [
+            {
+                "check_search_path": [str(ROOT / "reframe_tests")],
+                "report_file": str(ROOT / "output" / "reports" / "run-report-{sessionid}.json"),
+            }
+        ],
+        "logging": [
+            {
+                "level": "debug",
+                "handlers": [
+                    {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
+                    {
+                        "type": "file",
+                        "name": os.environ.get(
+                            "FABRICTEST_RFM_LOG", str(ROOT / "output" / "reframe.log")
+                        ),
+                        "level": "debug",
+                        "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
+                        "append": False,
+                    },
+                ],
+                "handlers_perflog": [
+                    {
+                        "type": "filelog",
+                        "prefix": "%(check_system)s/%(check_partition)s",
+                        "level": "info",
+                        "basedir": str(ROOT / "output" / "perflogs"),
+                        "format": (
+                            "%(check_job_completion_time)s|reframe %(version)s|"
+                            "%(check_display_name)s|%(check_system)s|%(check_partition)s|"
+                            "%(check_environ)s|%(check_jobid)s|%(check_result)s|"
+                            "%(check_perfvalues)s"
+                        ),
+                        "format_perfvars": (
+                            "%(check_perf_value)s|%(check_perf_unit)s|"
+                            "%(check_perf_ref)s|%(check_perf_lower_thres)s|"
+                            "%(check_perf_upper_thres)s|"
+                        ),
+                        "append": True,
+                    }
+                ],
+            }
+        ],
+    }
+
+
+site_configuration = build()

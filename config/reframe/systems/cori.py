@@ -1,0 +1,47 @@
+"""`cori`: a KNL many-rank system (64 ranks per node), Slurm + srun, Cray Aries (seed 004).
+
+All-to-many runs as the seed: ``srun -n 512 -c 4 --cpu_bind=cores ./alltomany -p 64 -b 32 -n N``
+on 8 KNL nodes, built after ``module swap craype-haswell craype-mic-knl``.
+"""
+
+import shutil
+
+system = {
+    "name": "cori",
+    "descr": "NERSC Cori KNL partition (68-core Xeon Phi 7250, 64 ranks per node)",
+    "hostnames": [r"cori\d+"],
+    # Environment Modules 4 where installed; "nomod" elsewhere (--dry-run off the machine)
+    "modules_system": "tmod4" if shutil.which("modulecmd") else "nomod",
+    "partitions": [
+        {
+            "name": "knl",
+            "descr": "KNL nodes (--constraint=knl)",
+            "scheduler": "slurm",
+            "launcher": "srun",
+            "access": ["--constraint=knl"],
+            "environs": ["PrgEnv-intel"],
+            "features": ["mpi", "slurm", "spack"],
+            "max_jobs": 8,
+            "time_limit": "30m",
+            "sched_options": {"use_nodes_option": True},
+            "extras": {
+                "num_nodes": 8,
+                "ranks_per_node": 64,
+                "launcher_options": ["-c", "4", "--cpu_bind=cores"],
+            },
+        }
+    ],
+}
+
+environments = [
+    {
+        "name": "PrgEnv-intel",
+        "target_systems": ["cori"],
+        "modules": ["PrgEnv-intel"],
+        "prepare_cmds": ["module swap craype-haswell craype-mic-knl"],
+        "cc": "cc",
+        "cxx": "CC",
+        "ftn": "ftn",
+        "features": ["mpi", "cray-mpich"],
+    }
+]

@@ -1,0 +1,59 @@
+"""`local`: this host, no batch system, Open MPI's mpirun (the default system, matches any host).
+
+One node: multi-node scenarios skip with a reason; same-node, many-to-one, all-to-many and
+bisection run for real with ranks sharing the cores (``--oversubscribe --bind-to none``).
+"""
+
+import os
+
+ORDER = 1000  # catch-all hostname pattern: must come last
+
+_root_env = (
+    [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]]
+    if hasattr(os, "geteuid") and os.geteuid() == 0
+    else []
+)
+
+system = {
+    "name": "local",
+    "descr": "This host: local scheduler, mpirun, one node",
+    "hostnames": [".*"],
+    "modules_system": "nomod",
+    "partitions": [
+        {
+            "name": "default",
+            "descr": "all cores of this host",
+            "scheduler": "local",
+            "launcher": "mpirun",
+            "environs": ["openmpi"],
+            "features": ["mpi"],
+            "max_jobs": 1,
+            "env_vars": _root_env,
+            "extras": {
+                "num_nodes": 1,
+                "ranks_per_node": 2,
+                "launcher_options": ["--oversubscribe", "--bind-to", "none"],
+                # keep `reframe -c reframe_tests -r` under a minute on 2 cores
+                "txrx_nmsg": 20_000,
+                "bisection_reps": 50,
+                # per-iteration times below this are noise on a shared 2-core host
+                "alltomany_noise_floor_s": 0.001,
+                # IMB between the two local ranks: shared memory, or TCP loopback
+                "transports": {
+                    "tcp": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self"},
+                },
+            },
+        }
+    ],
+}
+
+environments = [
+    {
+        "name": "openmpi",
+        "target_systems": ["local"],
+        "cc": "mpicc",
+        "cxx": "mpicxx",
+        "ftn": "mpif90",
+        "features": ["mpi", "openmpi"],
+    }
+]

@@ -1,0 +1,59 @@
+"""`slingshot`: an HPE Slingshot system, Slurm + srun, cray-mpich (seed 003).
+
+OSU one-sided get bandwidth between two nodes of one switch, ``osu_mbw_mr`` per switch, group
+and globally (node sets in ``extras.node_sets``), the bisection program, the NIC pre-flight.
+"""
+
+import os
+
+system = {
+    "name": "slingshot",
+    "descr": "HPE Cray EX with Slingshot (100 Gb/s NICs, 2 groups x 2 switches)",
+    "hostnames": [r"slingshot.*", r"uan\d+"],
+    # Lmod where it is installed; "nomod" elsewhere (e.g. --dry-run on a laptop or in CI)
+    "modules_system": "lmod" if os.environ.get("LMOD_CMD") else "nomod",
+    "partitions": [
+        {
+            "name": "compute",
+            "descr": "compute nodes on the HSN",
+            "scheduler": "slurm",
+            "launcher": "srun",
+            "access": ["--partition=compute"],
+            "environs": ["PrgEnv-gnu"],
+            "features": ["mpi", "slurm", "rdma", "spack", "osu"],
+            "max_jobs": 8,
+            "time_limit": "30m",
+            "sched_options": {"use_nodes_option": True},
+            "env_vars": [["MPICH_OFI_NIC_POLICY", "NUMA"]],
+            "extras": {
+                "num_nodes": 64,
+                "ranks_per_node": 20,
+                # Slingshot 10: ConnectX-5 100 Gb/s HSN NICs (hsn0/hsn1) speaking RoCE; seed 003's
+                # figures (~12.2 GB/s per node) are that line rate
+                "rdma_device": "mlx5_0",
+                "link_layer": "Ethernet",
+                "expect_mtu": 4096,
+                "expect_rate": 100,
+                # seed 003's topology: 2 groups of 2 switches; edit for the real machine
+                "node_sets": {
+                    "switch": "nid[001-002]",
+                    "group": "nid[001-062]",
+                    "global": "nid[001-032,063-094]",
+                },
+                "node_set_sizes": {"switch": 2, "group": 62, "global": 64},
+            },
+        }
+    ],
+}
+
+environments = [
+    {
+        "name": "PrgEnv-gnu",
+        "target_systems": ["slingshot"],
+        "modules": ["PrgEnv-gnu", "cray-mpich"],
+        "cc": "cc",
+        "cxx": "CC",
+        "ftn": "ftn",
+        "features": ["mpi", "cray-mpich"],
+    }
+]

@@ -1,0 +1,68 @@
+"""Bisection bandwidth (seed 003's bisec_bw program, our src/c ``bisection_bw PPN REPS``).
+
+Rank i exchanges with rank i + n/2 (MPI_Isend + MPI_Recv) for sizes 1 KiB .. 2 MiB. Ranks are
+placed in blocks (fill a node first), so with 2+ nodes the first half of the nodes exchanges with
+the second half across the fabric's bisection.
+Performance: ``node_bw`` (MB/s per node) and ``aggregate_bw`` (GB/s) at the largest size, and,
+informational, ``node_bw_<size>`` for every size.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from fabric_base import FabricTest
+from reframe.core.builtins import performance_function, run_after, sanity_function, variable
+
+from fabrictest.parsers.bisection import parse_bisection
+
+SIZES = [1024 << k for k in range(12)]  # 1 KiB .. 2 MiB, as the program prints
+
+
+@rfm.simple_test
+class BisectionTest(FabricTest):
+    scenario = variable(str, value="bisection")
+    #: ranks per node; 0: the partition's ranks_per_node
+    ppn = variable(int, value=0)
+    #: repetitions per size; 0: 100 (20 in the quick profile)
+    num_reps = variable(int, value=0)
+
+    tags = {"fabric", "bisection", "acceptance", "regression"}
+    informational_perf_vars = [r"node_bw_\d+"]
+
+    @run_after("setup")
+    def configure(self):
+        ppn = self.ppn or int(self.extra("ranks_per_node", 2))
+        nodes = self.partition_nodes()
+        if (nodes * ppn) % 2:
+            ppn += 1
+        reps = self.num_reps or int(
+            self.extra("bisection_reps", 20 if self.size_profile == "quick" else 100)
+        )
+        self.executable = self.binaries.program("bisection_bw")
+        self.executable_opts = [str(ppn), str(reps)]
+        self.place(nodes, ppn, round_robin=False)
+        self.descr = f"bisection: {nodes * ppn} ranks ({nodes} x {ppn}), {reps} reps"
+
+    def result(self):
+        if not hasattr(self, "_result"):
+            self._result = parse_bisection(self.stdout_text())
+        return self._result
+
+    @sanity_function
+    def validate(self):
+        res = self.result()
+        sizes = sorted(r.size for r in res.rows)
+        sn.assert_eq(sizes, SIZES, msg="sizes reported {0}, expected {1}").evaluate()
+        return sn.all(sn.assert_eq(r.ranks, self.num_tasks) for r in res.rows)
+
+    @performance_function("MB/s")
+    def node_bw(self):
+        return self.result().largest().node_mbps
+
+    @performance_function("GB/s")
+    def aggregate_bw(self):
+        return self.result().largest().aggregate_gbps
+
+    def dynamic_perf_variables(self):
+        return {f"node_bw_{r.size}": (r.node_mbps, "MB/s") for r in self.result().rows}

@@ -1,0 +1,525 @@
+"""Shared base of fabrictest's ReFrame tests (no tests are defined in this file).
+
+What every test gets from :class:`FabricTest`:
+
+* ``scenario`` (defined by each family, a parameter or a variable): the user-facing scenario
+  name (report rows, reference keys);
+* the binaries: the :class:`FabricBinaries` fixture (one per system/partition/environment), which
+  on ``+spack`` partitions installs the system's Spack environment
+  (``config/spack/<system>/spack.yaml``) with ReFrame's Spack build system and otherwise builds
+  ``src/c`` with ``make``; the ``txrx`` and ``fabric-health`` commands come from the installed
+  ``fabrictest`` distribution (or the Spack environment);
+* placement helpers for the three ways our systems launch (a hostfile with ``slots=`` and
+  ``-map-by ppr:K:node --rank-by node`` as on seren; Slurm ``--nodes``/``--ntasks-per-node``;
+  one host with ``--oversubscribe``);
+* references from ``reference/<system>.yaml`` (``$ref``, resolved after setup so that
+  ``$system`` is known) and a check that every reported performance variable has one: a test
+  without a reference for the running system fails with "no reference ..." (or, with
+  ``-S missing_reference=warn``, warns) instead of passing on any value.
+
+The module-level functions are pure (no ReFrame state) and unit-tested in tests/reframe/.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import reframe as rfm
+import reframe.core.runtime as rt
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, run_after, run_before, variable
+from reframe.core.exceptions import PerformanceError
+from reframe.core.logging import getlogger
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_DIR = REPO_ROOT / "reference"
+
+SCENARIOS = (
+    "same-node",
+    "paired",
+    "many-to-one",
+    "pairs-of-three",
+    "all-to-many",
+    "bisection",
+    "gpu-aware",
+)
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TxRxLayout:
+    """Where the ranks of one tx/rx scenario go: ``nodes`` nodes with ``ppn`` ranks each, ranks
+    numbered round-robin over the nodes (``--rank-by node``), ``nrx`` receivers and ``nlink``
+    transmitters (transmitter t -> receiver t % nrx)."""
+
+    nodes: int
+    ppn: int
+    nrx: int
+    nlink: int
+
+    @property
+    def num_tasks(self) -> int:
+        return self.nodes * self.ppn
+
+    def receiver_node(self, receiver_rank: int) -> int:
+        """Node index of a receiver rank under round-robin ranking."""
+        return receiver_rank % self.nodes
+
+
+def txrx_layout(scenario: str, span: str, available_nodes: int) -> TxRxLayout:
+    """The seed 000 layouts. ``span='one'``: one node, pair or triple; ``'many'``: as many as
+    ``available_nodes`` allows. Raises ValueError (the skip reason) when it does not fit."""
+    n = available_nodes
+    if scenario == "same-node":
+        # one tx and one rx on each node: -map-by ppr:2:node --rank-by node
+        k = 1 if span == "one" else n
+        need = 1 if span == "one" else 2
+        if n < need:
+            raise ValueError(f"{scenario}/{span} needs >= {need} nodes, partition has {n}")
+        return TxRxLayout(nodes=k, ppn=2, nrx=k, nlink=k)
+    if scenario == "paired":
+        # rx on one node, its tx on another: ppr:1:node
+        k = 1 if span == "one" else n // 2
+        if n < 2 or (span == "many" and k < 2):
+            need = 2 if span == "one" else 4
+            raise ValueError(f"{scenario}/{span} needs >= {need} nodes, partition has {n}")
+        return TxRxLayout(nodes=2 * k, ppn=1, nrx=k, nlink=k)
+    if scenario == "many-to-one":
+        # two tx processes into one rx process on the same node (seed: mpirun -c 3)
+        k = 1 if span == "one" else n
+        need = 1 if span == "one" else 2
+        if n < need:
+            raise ValueError(f"{scenario}/{span} needs >= {need} nodes, partition has {n}")
+        return TxRxLayout(nodes=k, ppn=3, nrx=k, nlink=2 * k)
+    if scenario == "pairs-of-three":
+        # one rx node fed by two tx nodes: ppr:1:node
+        k = 1 if span == "one" else n // 3
+        if n < 3 or (span == "many" and k < 2):
+            need = 3 if span == "one" else 6
+            raise ValueError(f"{scenario}/{span} needs >= {need} nodes, partition has {n}")
+        return TxRxLayout(nodes=3 * k, ppn=1, nrx=k, nlink=2 * k)
+    raise ValueError(f"unknown tx/rx scenario {scenario!r}")
+
+
+def iteration_growth(times: Mapping[int, float], floor_s: float = 0.0) -> float:
+    """How much the time per iteration grows from the fewest to the most iterations.
+
+    ``times`` maps iterations -> total time (s). Returns (t(n_max)/n_max) / (t(n_min)/n_min);
+    both per-iteration times are first raised to ``floor_s`` (a noise floor, per iteration), so
+    that a growth between two values below the floor counts as 1.
+    """
+    if len(times) < 2:
+        raise ValueError("need timings for at least two iteration counts")
+    n_min, n_max = min(times), max(times)
+    lo = max(times[n_min] / n_min, floor_s)
+    hi = max(times[n_max] / n_max, floor_s)
+    if lo <= 0:
+        return math.inf if hi > 0 else 1.0
+    return hi / lo
+
+
+def degrades(times: Mapping[int, float], max_growth: float, floor_s: float = 0.0) -> bool:
+    """True when the time per iteration grows by more than ``max_growth`` (seed 004's symptom)."""
+    return iteration_growth(times, floor_s) > max_growth
+
+
+def device_fraction(d2d: float, h2h: float) -> float:
+    """Device-to-device bandwidth as a fraction of host-to-host."""
+    if h2h <= 0:
+        raise ValueError(f"host-to-host bandwidth must be positive, got {h2h}")
+    return d2d / h2h
+
+
+def gpu_aware_ok(d2d: float, h2h: float, min_fraction: float) -> bool:
+    """The derived GPU-aware check: D-D bandwidth >= ``min_fraction`` x H-H bandwidth.
+    Seed 002 (10.9 vs 19.5 GB/s per rank, 0.56) fails it at the default 0.8."""
+    return device_fraction(d2d, h2h) >= min_fraction
+
+
+OSU_SUBDIRS = {
+    "osu_latency": "pt2pt",
+    "osu_bw": "pt2pt",
+    "osu_bibw": "pt2pt",
+    "osu_mbw_mr": "pt2pt",
+    "osu_multi_lat": "pt2pt",
+    "osu_get_bw": "one-sided",
+    "osu_put_bw": "one-sided",
+    "osu_get_latency": "one-sided",
+    "osu_put_latency": "one-sided",
+}
+
+
+def osu_candidates(name: str, osu_home: str | os.PathLike) -> list[Path]:
+    """Where OSU binary ``name`` may be under ``OSU_HOME``: an install prefix (5.x and 7.x:
+    libexec/osu-micro-benchmarks/mpi/<kind>/), a 7.x build tree (c/mpi/<kind>/standard/ for
+    pt2pt, c/mpi/<kind>/ for one-sided) or a 5.x build tree (mpi/<kind>/)."""
+    kind = OSU_SUBDIRS.get(name, "pt2pt")
+    home = Path(osu_home)
+    return [
+        home / "libexec" / "osu-micro-benchmarks" / "mpi" / kind / name,
+        home / "c" / "mpi" / kind / "standard" / name,
+        home / "c" / "mpi" / kind / name,
+        home / "mpi" / kind / name,
+        home / kind / name,
+        home / "bin" / name,
+        home / name,
+    ]
+
+
+def _is_exe(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of OSU binary ``name`` from ``OSU_HOME`` or ``PATH``; None when absent."""
+    env = os.environ if env is None else env
+    home = env.get("OSU_HOME")
+    if home:
+        for cand in osu_candidates(name, home):
+            if _is_exe(cand):
+                return str(cand)
+    return shutil.which(name, path=env.get("PATH"))
+
+
+def find_imb(env: Mapping[str, str] | None = None, name: str = "IMB-MPI1") -> str | None:
+    """Path of IMB-MPI1 from ``IMB_HOME`` (the directory or its bin/) or ``PATH``."""
+    env = os.environ if env is None else env
+    home = env.get("IMB_HOME")
+    if home:
+        for cand in (Path(home) / name, Path(home) / "bin" / name):
+            if _is_exe(cand):
+                return str(cand)
+    return shutil.which(name, path=env.get("PATH"))
+
+
+def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
+    """Seed 000's hostfile: ``seren-01 slots=2`` per node."""
+    return [f"{node} slots={slots}" for node in nodes]
+
+
+def perf_name(text: str) -> str:
+    """A performance variable name from free text (node names, sizes)."""
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
+
+
+# ---------------------------------------------------------------------------------------------
+# The binaries fixture
+# ---------------------------------------------------------------------------------------------
+
+SPACK_SPECS = ["fabrictest"]
+
+
+class FabricBinaries(rfm.CompileOnlyRegressionTest):
+    """Where the suite's binaries come from, built once per partition and environment.
+
+    ``+spack`` partitions: ``spack -e config/spack/<system> install`` with ReFrame's Spack build
+    system, in place (the environment's relative ``repos:``/``develop:`` paths point into this
+    checkout, and one environment per system is shared by every test and session); when that
+    file is absent, an environment of ``spack_specs`` in the stage directory. Tests then
+    ``spack env activate`` it. Elsewhere: ``make`` in a copy of ``src/c`` (``GPU=cuda|rocm`` on
+    ``+gpu`` partitions); tests run the executables from this fixture's stage directory.
+    """
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    #: specs of the fallback environment (the ``fabrictest`` bundle: tx/rx, C programs, OSU,
+    #: IMB, perftest)
+    spack_specs = variable(typ.List[str], value=SPACK_SPECS)
+
+    @property
+    def uses_spack(self) -> bool:
+        return "spack" in self.current_partition.features
+
+    @property
+    def spack_env_file(self) -> Path:
+        return REPO_ROOT / "config" / "spack" / self.current_system.name / "spack.yaml"
+
+    @property
+    def spack_env_dir(self) -> str:
+        """The Spack environment directory tests activate."""
+        if self.spack_env_file.is_file():
+            return str(self.spack_env_file.parent)
+        return os.path.join(self.stagedir, "rfm_spack_env")
+
+    def program(self, name: str) -> str:
+        """Path (or, with Spack, name on the environment's PATH) of a src/c program."""
+        return name if self.uses_spack else os.path.join(self.stagedir, name)
+
+    @run_before("compile")
+    def choose_build(self):
+        if self.uses_spack:
+            self.build_system = "Spack"
+            self.sourcesdir = None
+            if self.spack_env_file.is_file():
+                self.build_system.environment = self.spack_env_dir
+            else:
+                self.build_system.specs = list(self.spack_specs)
+            self.build_system.emit_load_cmds = False
+            self.build_system.install_opts = ["--fail-fast"]
+            return
+        self.sourcesdir = str(REPO_ROOT / "src" / "c")
+        self.build_system = "Make"
+        opts = [f"MPICC={self.current_environ.cc or 'mpicc'}"]
+        gpu = self.current_partition.extras.get("gpu_runtime")
+        if "gpu" in self.current_partition.features and gpu:
+            opts.append(f"GPU={gpu}")
+        self.build_system.options = opts
+        self.build_system.flags_from_environ = False
+        self.build_system.max_concurrency = 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The base test
+# ---------------------------------------------------------------------------------------------
+
+
+class FabricTest(rfm.RunOnlyRegressionTest):
+    """Common behaviour; subclasses define parameters, the command line, sanity and performance."""
+
+    #: 'full' (acceptance sizes) or 'quick' (smallest sizes; --mode quick sets it)
+    size_profile = variable(typ.Str[r"full|quick"], value="full")
+    #: what a missing reference does: 'fail' (default) or 'warn'
+    missing_reference = variable(typ.Str[r"fail|warn"], value="fail")
+    #: reference file under the reference prefix; default '<system>.yaml'
+    reference_file = variable(str, value="")
+    #: nodes to use; 0: what the partition's extras say (num_nodes / nodes)
+    num_nodes = variable(int, value=0)
+
+    #: regexes of informational performance variables that need no reference
+    informational_perf_vars = variable(typ.List[str], value=[])
+    #: {regex: headline}: per-item variables checked against the headline's reference
+    reference_aliases = variable(typ.Dict[str, str], value={})
+
+    valid_systems = ["*"]
+    valid_prog_environs = ["+mpi"]
+    sourcesdir = None
+    time_limit = "20m"
+    maintainers = ["fabrictest"]
+    tags = {"fabric"}
+
+    binaries = fixture(FabricBinaries, scope="environment")
+
+    # -- partition facts ------------------------------------------------------------------
+    def extra(self, key, default=None):
+        return self.current_partition.extras.get(key, default)
+
+    def has_feature(self, name: str) -> bool:
+        return name in self.current_partition.features
+
+    def partition_nodes(self) -> int:
+        if self.num_nodes:
+            return self.num_nodes
+        nodes = self.extra("nodes")
+        return int(self.extra("num_nodes", len(nodes) if nodes else 1))
+
+    @property
+    def is_local_host(self) -> bool:
+        return self.current_partition.scheduler.registered_name == "local" and not self.extra(
+            "hostfile"
+        )
+
+    def launcher_is(self, name: str) -> bool:
+        return self.current_partition.launcher_type.registered_name == name
+
+    # -- binaries -------------------------------------------------------------------------
+    @run_after("setup")
+    def _activate_spack(self):
+        if self.has_feature("spack"):
+            self.prerun_cmds = [
+                f'eval "$(spack env activate --sh -d {self.binaries.spack_env_dir})"',
+                *self.prerun_cmds,
+            ]
+
+    def benchmark_binary(self, name: str, feature: str, finder) -> str:
+        """The command for benchmark ``name``: by name where the partition provides it
+        (``+spack`` or ``+<feature>``), else found by ``finder`` on this host, else skip."""
+        if self.has_feature("spack") or self.has_feature(feature):
+            return name
+        path = finder()
+        self.skip_if(
+            path is None,
+            f"{name} not found: partition {self.current_partition.fullname} has neither "
+            f"+spack nor +{feature}, and {self.binary_hint(feature)}",
+        )
+        return path
+
+    @staticmethod
+    def binary_hint(feature: str) -> str:
+        return {
+            "osu": "OSU_HOME is unset or holds no OSU build and it is not on PATH",
+            "imb": "IMB_HOME is unset or holds no IMB-MPI1 and it is not on PATH",
+            "perftest": "it is not on PATH (Debian: apt install perftest)",
+        }.get(feature, "it is not on PATH")
+
+    def launch_prefix(self) -> str:
+        """The launcher command line of this job (for extra launches in prerun_cmds)."""
+        return " ".join(self.job.launcher.run_command(self.job).split())
+
+    # -- placement ------------------------------------------------------------------------
+    def place(self, nodes: int, ppn: int, round_robin: bool = True) -> None:
+        """Run ``nodes * ppn`` ranks, ``ppn`` per node, numbered round-robin over the nodes
+        (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first)."""
+        self.num_tasks = nodes * ppn
+        self.num_tasks_per_node = ppn
+        opts = list(self.extra("launcher_options", []))
+        if self.extra("hostfile"):
+            names = list(self.extra("nodes", []))[:nodes]
+            if len(names) < nodes:
+                raise ValueError(f"partition lists {len(names)} nodes, {nodes} needed")
+            body = "\\n".join(hostfile_lines(names, ppn))
+            self.prerun_cmds = [*self.prerun_cmds, f"printf '{body}\\n' > hostfile.txt"]
+            opts += ["-map-by", f"ppr:{ppn}:node"]
+            if round_robin:
+                opts += ["--rank-by", "node"]
+            opts += ["-hostfile", "hostfile.txt"]
+            # ranks on other hosts start from ssh: forward the environment they need
+            forward = [
+                "PATH",
+                "LD_LIBRARY_PATH",
+                *sorted(self.current_partition.local_env.env_vars),
+            ]
+            for name in forward:
+                opts += ["-x", name]
+        elif nodes > 1 and self.launcher_is("srun"):
+            if round_robin:
+                opts += ["--distribution=cyclic"]
+        elif nodes > 1 and self.launcher_is("mpirun") and not any("map-by" in o for o in opts):
+            # Open MPI inside an allocation: one rank per node is seed 001's `--map-by node`
+            if ppn == 1:
+                opts += ["--map-by", "node"]
+            else:
+                opts += ["--map-by", f"ppr:{ppn}:node"]
+                if round_robin:
+                    opts += ["--rank-by", "node"]
+        gpu_opts = self.extra("gpu_job_options")
+        if self.needs_gpu() and gpu_opts:
+            self.job.options += list(gpu_opts)
+        self.job.launcher.options = opts + list(self.job.launcher.options)
+
+    def needs_gpu(self) -> bool:
+        """Subclasses running with device buffers return True (adds the partition's GPU
+        binding options, e.g. --gpus-per-task=1 --gpu-bind=closest)."""
+        return False
+
+    def export_to_ranks(self, variables: dict) -> None:
+        """Set ``variables`` in the job and, with Open MPI's mpirun across hosts (which forwards
+        only what -x names), on the command line too: ``-x UCX_NET_DEVICES=bond0`` (seed 001)."""
+        self.env_vars.update(variables)
+        if self.launcher_is("mpirun") and not self.is_local_host:
+            opts = []
+            for name, value in sorted(variables.items()):
+                opts += ["-x", f"{name}={value}"]
+            self.job.launcher.options += opts
+
+    def pair_nodes(self) -> int:
+        """Nodes for a two-rank test: 2, or 1 on a one-host partition (both ranks here)."""
+        nodes = self.partition_nodes()
+        if nodes >= 2:
+            return 2
+        self.skip_if(
+            not self.is_local_host,
+            f"needs 2 nodes, {self.current_partition.fullname} has {nodes}",
+        )
+        return 1
+
+    # -- references -----------------------------------------------------------------------
+    def reference_path(self) -> str:
+        prefix = rt.runtime().get_option("general/0/reference_prefix") or str(REFERENCE_DIR)
+        name = self.reference_file or f"{self.current_system.name}.yaml"
+        return os.path.join(prefix, name)
+
+    @run_after("setup")
+    def _set_reference(self):
+        self._reference_problem = None
+        path = self.reference_path()
+        if not os.path.isfile(path):
+            self._reference_problem = f"no reference file {path}"
+            return
+        self.reference = {"$ref": path}
+        if not self.reference.index and not self.reference.data:
+            self._reference_problem = f"{type(self).__name__} has no entry in {path}"
+
+    def _reference_leaf(self) -> dict:
+        if self._reference_problem or not self.reference.index:
+            return {}
+        try:
+            leaf = self.reference[self]
+        except KeyError as err:
+            keys = []
+            for key in self.reference.index:
+                if key == "$system":
+                    keys.append(f"$system={self.current_system.name}")
+                elif key == "$partition":
+                    keys.append(f"$partition={self.current_partition.fullname}")
+                elif not key.startswith("$"):
+                    keys.append(f"{key}={getattr(self, key, '?')}")
+            self._reference_problem = (
+                f"{type(self).__name__} has no reference for {', '.join(keys)} "
+                f"in {self.reference_path()} (missing key {err})"
+            )
+            return {}
+        return leaf if isinstance(leaf, dict) else {}
+
+    def _informational(self, var: str) -> bool:
+        return any(re.fullmatch(p, var) for p in self.informational_perf_vars)
+
+    def dynamic_perf_variables(self) -> dict:
+        """Performance variables known only from the output (per link, per node, per size):
+        {name: (value, unit)}. Called before the performance stage; output may be absent."""
+        return {}
+
+    @run_before("performance")
+    def _apply_reference_aliases(self):
+        try:
+            extra = self.dynamic_perf_variables()
+        except Exception as err:  # no or unreadable output: sanity has said why
+            getlogger().debug(f"{self.display_name}: no per-item performance variables: {err}")
+            extra = {}
+        for name, (value, unit) in extra.items():
+            self.perf_variables[name] = sn.make_performance_function(sn.defer(value), unit)
+        leaf = self._reference_leaf()
+        for var in list(self.perf_variables):
+            if var in leaf:
+                continue
+            for pattern, headline in self.reference_aliases.items():
+                if re.fullmatch(pattern, var) and headline in leaf:
+                    leaf[var] = leaf[headline]
+                    break
+        self._unreferenced = [
+            v for v in self.perf_variables if v not in leaf and not self._informational(v)
+        ]
+
+    @run_after("performance")
+    def _report_missing_reference(self):
+        if not self._unreferenced or self.is_dry_run():
+            return
+        reason = self._reference_problem or (
+            f"{type(self).__name__} on {self.current_system.name} lacks "
+            f"{', '.join(self._unreferenced)} in {self.reference_path()}"
+        )
+        msg = f"no reference for {', '.join(self._unreferenced)}: {reason}"
+        if self.missing_reference == "warn":
+            getlogger().warning(f"{self.display_name}: {msg}")
+        else:
+            raise PerformanceError(msg + " (use -S missing_reference=warn to only warn)")
+
+    # -- output ---------------------------------------------------------------------------
+    def stdout_text(self) -> str:
+        path = os.path.join(self.stagedir, str(self.stdout.evaluate()))
+        with open(path, errors="replace") as fp:
+            return fp.read()
+
+    @staticmethod
+    def quote(args) -> str:
+        return " ".join(shlex.quote(str(a)) for a in args)

@@ -1,0 +1,60 @@
+"""NIC pre-flight health on ``+rdma`` partitions (seed 003's checklist, as far as a node can check
+itself): ``fabric-health`` once on every node. It prints
+``HEALTH <node> <dev>/<port> <check>: PASS|FAIL <detail>`` lines (port ACTIVE and link up, link
+layer, active MTU >= expected, rate >= expected, a RoCE v2 GID on Ethernet ports, the netdev's
+MTU, ARP cache thresholds for the job's node count) and ``HEALTH summary: N checks, M failed``.
+
+Sanity: every node reports (a node without an RDMA device says so and fails), no check fails;
+the failure message names node, port and check. No performance variables.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from fabric_base import FabricTest
+from reframe.core.builtins import run_after, sanity_function, variable
+
+from fabrictest.parsers.health import parse_health
+
+
+@rfm.simple_test
+class NicHealthTest(FabricTest):
+    scenario = variable(str, value="health")
+    executable = "fabric-health"
+    time_limit = "5m"
+    tags = {"fabric", "health", "preflight", "acceptance"}
+
+    @run_after("setup")
+    def configure(self):
+        part = self.current_partition.fullname
+        self.skip_if(
+            not self.has_feature("rdma"), f"NIC health checks RDMA ports: {part} has no +rdma"
+        )
+        self.nodes_checked = self.partition_nodes()
+        opts = ["--nodes", str(self.nodes_checked)]
+        for key, flag in (
+            ("expect_mtu", "--expect-mtu"),
+            ("expect_rate", "--expect-rate"),
+            ("link_layer", "--link-layer"),
+            ("netdev_mtu", "--netdev-mtu"),
+        ):
+            if self.extra(key):
+                opts += [flag, str(self.extra(key))]
+        if self.extra("rdma_device"):
+            opts += ["--device", str(self.extra("rdma_device"))]
+        self.executable_opts = opts
+        self.place(self.nodes_checked, 1, round_robin=True)
+
+    @sanity_function
+    def validate(self):
+        rep = parse_health(self.stdout_text())
+        no_dev = [f"{node}: {why}" for node, why in rep.no_device.items()]
+        sn.assert_false(no_dev, msg=f"no RDMA device on {no_dev}").evaluate()
+        nodes = rep.nodes()
+        sn.assert_eq(
+            len(nodes), self.nodes_checked, msg="{0} nodes reported, expected {1}"
+        ).evaluate()
+        failed = [f"{r.node} {r.device}/{r.port} {r.check}: {r.detail}" for r in rep.failures()]
+        sn.assert_false(failed, msg=f"failed checks: {failed}").evaluate()
+        return sn.assert_eq(rep.failed or 0, 0, msg="summaries count {0} failed checks")

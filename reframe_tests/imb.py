@@ -1,0 +1,72 @@
+"""Intel MPI Benchmarks ``IMB-MPI1 PingPong|Uniband|Biband -msglog N`` between two nodes (seed 001).
+
+``transport``: ``rdma`` or ``tcp``; each sets the partition's variables for it
+(``extras.transports``, e.g. orfeo's ``UCX_NET_DEVICES=bond0`` for TCP over the 25 GbE bond),
+exported to the ranks (``mpirun -x``). Performance: ``latency`` (us, 0 bytes, PingPong) and
+``peak_bw`` (MB/s). Binaries: ``+spack``/``+imb`` partitions, else ``IMB_HOME`` or PATH.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from fabric_base import FabricTest, find_imb
+from reframe.core.builtins import (
+    parameter,
+    performance_function,
+    run_after,
+    sanity_function,
+    variable,
+)
+
+from fabrictest.parsers.imb import parse_imb
+
+
+@rfm.simple_test
+class ImbTest(FabricTest):
+    scenario = variable(str, value="paired")
+    benchmark = parameter(["PingPong", "Uniband", "Biband"])
+    transport = parameter(["rdma", "tcp"])
+    #: largest size 2**msglog (seed 001: 28); quick profile: 16
+    msglog = variable(int, value=0)
+
+    tags = {"fabric", "imb", "acceptance", "regression"}
+
+    @run_after("setup")
+    def configure(self):
+        part = self.current_partition.fullname
+        self.executable = self.benchmark_binary("IMB-MPI1", "imb", find_imb)
+        nodes = self.pair_nodes()
+        transports = self.extra("transports", {})
+        self.skip_if(
+            self.transport not in transports,
+            f"{part} defines no '{self.transport}' transport (extras.transports)",
+        )
+        msglog = self.msglog or (16 if self.size_profile == "quick" else 28)
+        self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
+        self.place(nodes, 2 // nodes, round_robin=True)
+        self.export_to_ranks(dict(transports[self.transport]))
+
+    def result(self):
+        if not hasattr(self, "_result"):
+            self._result = parse_imb(self.stdout_text()).benchmark(self.benchmark)
+        return self._result
+
+    @sanity_function
+    def validate(self):
+        res = self.result()
+        sn.assert_true(res.rows, msg="no result rows").evaluate()
+        return sn.assert_eq(res.nprocs, 2, msg="{0} processes, expected {1}")
+
+    @performance_function("us")
+    def latency(self):
+        return self.result().latency_at(0)
+
+    @performance_function("MB/s")
+    def peak_bw(self):
+        return self.result().peak_bandwidth()
+
+    @run_after("setup")
+    def choose_perf(self):
+        if self.benchmark != "PingPong":
+            self.perf_variables.pop("latency", None)

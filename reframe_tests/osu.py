@@ -1,0 +1,213 @@
+"""OSU Micro-Benchmarks (5.x and 7.x: install prefix, 7.x build tree or PATH; both output formats).
+
+* ``OsuPt2PtTest``: osu_latency, osu_bw, osu_bibw, osu_get_bw between two nodes, one rank each
+  (seed 003's edge test: ``osu_get_bw`` between two nodes of one switch).
+* ``OsuMbwMrTest``: osu_mbw_mr over a node set (``scope``: switch | group | global, seed 003)
+  with ``ranks_per_node`` ranks per node; pairs = ranks / 2.
+* ``OsuGpuAwareTest`` (scenario ``gpu-aware``, ``+gpu`` partitions): osu_bw/osu_bibw with
+  ``-d cuda|rocm`` for ``H H``, ``H D`` and ``D D`` in one job, and the derived check that D-D
+  bandwidth is at least ``min_fraction`` of H-H (seed 002's symptom, 10.9 vs 19.5 GB/s, fails).
+
+Binaries: ``+spack`` or ``+osu`` partitions provide them on PATH; elsewhere ``OSU_HOME`` or
+``PATH`` on this host; otherwise the tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from fabric_base import FabricTest, device_fraction, find_osu
+from reframe.core.builtins import (
+    parameter,
+    performance_function,
+    run_after,
+    run_before,
+    sanity_function,
+    variable,
+)
+
+from fabrictest.parsers.osu import parse_osu
+
+
+class OsuBase(FabricTest):
+    #: largest message size (-m); 0: the benchmark's default (4 MiB); quick profile: 64 KiB
+    max_size = variable(int, value=0)
+    #: iterations (-i); 0: the benchmark's default
+    osu_iterations = variable(int, value=0)
+
+    tags = {"fabric", "osu", "acceptance", "regression"}
+
+    def osu_binary(self, name: str) -> str:
+        return self.benchmark_binary(name, "osu", lambda: find_osu(name))
+
+    def size_opts(self) -> list[str]:
+        opts = []
+        top = self.max_size or (65536 if self.size_profile == "quick" else 0)
+        if top:
+            opts += ["-m", f"1:{top}" if top > 1 else str(top)]
+        if self.osu_iterations:
+            opts += ["-i", str(self.osu_iterations)]
+        return opts
+
+    def result(self):
+        if not hasattr(self, "_result"):
+            self._result = parse_osu(self.stdout_text())
+        return self._result
+
+    @sanity_function
+    def validate(self):
+        res = self.result()
+        sn.assert_true(res.rows, msg="no result rows").evaluate()
+        return sn.assert_true(res.validated is not False, msg="--validation reported a failure")
+
+
+@rfm.simple_test
+class OsuPt2PtTest(OsuBase):
+    scenario = variable(str, value="paired")
+    benchmark = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_get_bw"])
+
+    @run_after("setup")
+    def configure(self):
+        self.executable = self.osu_binary(self.benchmark)
+        nodes = self.pair_nodes()
+        self.executable_opts = self.size_opts()
+        node_sets = self.extra("node_sets", {})
+        if "switch" in node_sets and self.current_partition.scheduler.registered_name == "slurm":
+            self.job.options += [f"--nodelist={node_sets['switch']}"]
+        self.place(nodes, 2 // nodes, round_robin=False)
+
+    @performance_function("us")
+    def latency(self):
+        res = self.result()
+        return min(res.rows, key=lambda r: r.size).value
+
+    @performance_function("MB/s")
+    def peak_bw(self):
+        return self.result().peak()
+
+    @run_after("setup")
+    def choose_perf(self):
+        if self.benchmark == "osu_latency":
+            self.perf_variables = {"latency": self.latency()}
+        else:
+            self.perf_variables = {"peak_bw": self.peak_bw()}
+
+
+@rfm.simple_test
+class OsuMbwMrTest(OsuBase):
+    scenario = variable(str, value="paired")
+    scope = parameter(["switch", "group", "global"])
+    ranks_per_node = parameter([1, 8, 20])
+    #: nodes; 0: extras.node_set_sizes[scope], else the partition's nodes
+    mbw_nodes = variable(int, value=0)
+
+    @run_after("setup")
+    def configure(self):
+        sizes = self.extra("node_set_sizes", {})
+        nodes = self.mbw_nodes or int(sizes.get(self.scope, self.partition_nodes()))
+        nodes -= nodes % 2
+        self.skip_if(
+            nodes < 2,
+            f"osu_mbw_mr over a {self.scope} needs >= 2 nodes, "
+            f"{self.current_partition.fullname} has {self.partition_nodes()}",
+        )
+        self.executable = self.osu_binary("osu_mbw_mr")
+        self.executable_opts = self.size_opts()
+        node_sets = self.extra("node_sets", {})
+        if self.scope in node_sets and self.current_partition.scheduler.registered_name == "slurm":
+            self.job.options += [f"--nodelist={node_sets[self.scope]}"]
+        self.node_pairs = nodes // 2
+        # block placement: the first half of the ranks (nodes) pairs with the second half
+        self.place(nodes, self.ranks_per_node, round_robin=False)
+
+    @sanity_function
+    def validate(self):
+        res = self.result()
+        sn.assert_true(res.rows, msg="no result rows").evaluate()
+        if res.pairs is not None:
+            sn.assert_eq(res.pairs, self.num_tasks // 2, msg="{0} pairs, expected {1}").evaluate()
+        return sn.assert_true(res.validated is not False, msg="--validation reported a failure")
+
+    @performance_function("MB/s")
+    def peak_bw(self):
+        return self.result().peak()
+
+    @performance_function("MB/s")
+    def node_pair_bw(self):
+        """Seed 003's 'Peak BW/Node': peak aggregate over the number of node pairs."""
+        return self.result().peak() / self.node_pairs
+
+
+@rfm.simple_test
+class OsuGpuAwareTest(OsuBase):
+    scenario = variable(str, value="gpu-aware")
+    benchmark = parameter(["osu_bw", "osu_bibw"])
+    #: D-D bandwidth must reach this fraction of H-H (seed 002: 10.9/19.5 = 0.56 fails)
+    min_fraction = variable(float, value=0.8)
+    #: the buffer pairs run, in this order, in one job
+    modes = variable(list, value=["H H", "H D", "D D"])
+
+    tags = {"fabric", "osu", "gpu", "gpu-aware", "acceptance", "regression"}
+
+    def needs_gpu(self) -> bool:
+        return True
+
+    @run_after("setup")
+    def configure(self):
+        part = self.current_partition.fullname
+        self.skip_if(not self.has_feature("gpu"), f"GPU-aware MPI needs GPUs: {part} has no +gpu")
+        runtime = self.extra("gpu_runtime", "cuda")
+        nodes = self.partition_nodes()
+        self.skip_if(nodes < 2, f"{self.benchmark} between nodes needs 2 nodes, {part} has {nodes}")
+        self.osu_exe = self.osu_binary(self.benchmark)
+        self.accel = runtime
+        self.executable = self.osu_exe
+        # the main launch is the last mode; the others run first into their own files
+        self.executable_opts = [*self.size_opts(), "-d", runtime, *self.modes[-1].split()]
+        self.place(2, 1, round_robin=False)
+
+    @run_before("run")
+    def other_modes(self):
+        launch = self.launch_prefix()
+        for mode in self.modes[:-1]:
+            out = f"osu_{mode.replace(' ', '')}.out"
+            cmd = [launch, self.osu_exe, *self.size_opts(), "-d", self.accel, mode, ">", out]
+            self.prerun_cmds.append(" ".join(cmd))
+
+    def mode_result(self, mode: str):
+        if mode == self.modes[-1]:
+            return self.result()
+        import os
+
+        with open(os.path.join(self.stagedir, f"osu_{mode.replace(' ', '')}.out")) as fp:
+            return parse_osu(fp.read())
+
+    @sanity_function
+    def validate(self):
+        for mode in self.modes:
+            sn.assert_true(self.mode_result(mode).rows, msg=f"{mode}: no rows").evaluate()
+        frac = device_fraction(self.mode_result("D D").peak(), self.mode_result("H H").peak())
+        return sn.assert_ge(
+            frac,
+            self.min_fraction,
+            msg=(
+                f"device-to-device bandwidth is {frac:.2f} of host-to-host, below "
+                f"{self.min_fraction} (GPU-aware MPI not using a direct path?)"
+            ),
+        )
+
+    @performance_function("MB/s")
+    def bw_hh(self):
+        return self.mode_result("H H").peak()
+
+    @performance_function("MB/s")
+    def bw_hd(self):
+        return self.mode_result("H D").peak()
+
+    @performance_function("MB/s")
+    def bw_dd(self):
+        return self.mode_result("D D").peak()
+
+    @performance_function("ratio")
+    def dd_over_hh(self):
+        return device_fraction(self.mode_result("D D").peak(), self.mode_result("H H").peak())

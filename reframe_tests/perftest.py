@@ -1,0 +1,78 @@
+"""perftest ``ib_write_bw -c UC`` between two nodes: the line-rate anchor for the tx/rx figures.
+
+Rank 0 runs the server, rank 1 the client (``resources/perftest_pair.sh``), RoCE GID index from
+the partition (``extras.gid_index``), ``--report_gbits``. ``+rdma`` partitions only; the binary
+comes from ``+spack``/``+perftest`` partitions or PATH. Performance: ``bw_avg`` (Gbps).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from fabric_base import REPO_ROOT, FabricTest
+from reframe.core.builtins import performance_function, run_after, sanity_function, variable
+
+from fabrictest.parsers.perftest import parse_perftest
+
+
+@rfm.simple_test
+class PerftestWriteBwTest(FabricTest):
+    scenario = variable(str, value="paired")
+    connection = variable(str, value="UC")
+    msg_size = variable(int, value=65536)
+    #: iterations; 0: 100_000 (5_000 in the quick profile)
+    perftest_iters = variable(int, value=0)
+
+    tags = {"fabric", "perftest", "rdma", "acceptance", "regression"}
+
+    @run_after("setup")
+    def configure(self):
+        part = self.current_partition.fullname
+        self.skip_if(not self.has_feature("rdma"), f"ib_write_bw needs RDMA: {part} has no +rdma")
+        nodes = self.partition_nodes()
+        self.skip_if(nodes < 2, f"ib_write_bw between nodes needs 2 nodes, {part} has {nodes}")
+        exe = self.benchmark_binary("ib_write_bw", "perftest", lambda: shutil.which("ib_write_bw"))
+        self.sourcesdir = str(REPO_ROOT / "reframe_tests" / "resources")
+        iters = self.perftest_iters or (5_000 if self.size_profile == "quick" else 100_000)
+        cmd = [
+            exe,
+            "-c",
+            self.connection,
+            "-s",
+            str(self.msg_size),
+            "-n",
+            str(iters),
+            "--report_gbits",
+            "-F",
+        ]
+        if self.extra("rdma_device"):
+            cmd += ["-d", self.extra("rdma_device")]
+        if self.extra("gid_index") is not None:
+            cmd += ["-x", str(self.extra("gid_index"))]
+        if self.extra("hostfile"):
+            server = self.extra("nodes")[0]
+        elif self.current_partition.scheduler.registered_name == "slurm":
+            server = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
+        else:
+            server = "$(hostname)"
+        self.prerun_cmds = [*self.prerun_cmds, f"SERVER_HOST={server}"]
+        self.executable = "./perftest_pair.sh"
+        self.executable_opts = ['"$SERVER_HOST"', *cmd]
+        self.place(2, 1, round_robin=False)
+
+    def result(self):
+        if not hasattr(self, "_result"):
+            self._result = parse_perftest(self.stdout_text())
+        return self._result
+
+    @sanity_function
+    def validate(self):
+        res = self.result()
+        sn.assert_true(res.rows, msg="no bandwidth rows").evaluate()
+        return sn.assert_eq(res.transport, self.connection, msg="connection {0}, expected {1}")
+
+    @performance_function("Gbps")
+    def bw_avg(self):
+        return self.result().peak_avg_gbps()

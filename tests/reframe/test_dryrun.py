@@ -1,0 +1,172 @@
+"""`reframe --dry-run` for every system but local: the generated job scripts carry what the
+seeds prescribe (launch lines, hostfiles, Slurm geometry, fabric and GPU variables), and the
+tests that cannot run on a partition are skipped with a reason."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from _rfm import ROOT
+
+pytestmark = pytest.mark.slow
+
+SEREN_HOSTFILE_10x2 = "\\n".join(f"seren-{i:02d} slots=2" for i in range(1, 11))
+
+
+def _ok(run):
+    assert run.returncode == 0, run.output[-4000:]
+    return run
+
+
+def test_seren_same_node_is_seed_000(dry_runs):
+    run = _ok(dry_runs("seren"))
+    script = run.job_script("TxRxTest %scenario=same-node %span=many %method=rdma %buffer=host")
+    assert SEREN_HOSTFILE_10x2 in script
+    assert "> hostfile.txt" in script
+    assert re.search(
+        r"^mpirun -np 20 -map-by ppr:2:node --rank-by node -hostfile hostfile\.txt .*"
+        r"txrx --nrx 10 --nlink 10 --method rdma --msg-size 65536 --num-blks 10 "
+        r"--num-cmsgs 100 --nmsg 100000 ",
+        script,
+        re.MULTILINE,
+    ), script
+    assert "export UCX_NET_DEVICES=mlx5_0:1" in script
+    assert "--gid-index 3" in script and "--device mlx5_0" in script
+
+
+def test_seren_paired_and_many_to_one(dry_runs):
+    run = _ok(dry_runs("seren"))
+    one = run.job_script("TxRxTest %scenario=paired %span=one %method=rdma %buffer=host")
+    assert "seren-01 slots=1\\nseren-02 slots=1\\n" in one
+    assert re.search(r"mpirun -np 2 -map-by ppr:1:node --rank-by node -hostfile hostfile\.txt", one)
+    assert "--nrx 1 --nlink 1 --method rdma" in one
+    many = run.job_script("TxRxTest %scenario=paired %span=many %method=rdma %buffer=host")
+    assert "mpirun -np 10 -map-by ppr:1:node --rank-by node" in many
+    assert "--nrx 5 --nlink 5" in many
+    m2o = run.job_script("TxRxTest %scenario=many-to-one %span=one %method=rdma %buffer=host")
+    assert "mpirun -np 3 " in m2o and "--nrx 1 --nlink 2 " in m2o
+    p3 = run.job_script("TxRxTest %scenario=pairs-of-three %span=one %method=rdma %buffer=host")
+    assert "mpirun -np 3 -map-by ppr:1:node --rank-by node" in p3
+    assert "seren-03 slots=1" in p3 and "--nrx 1 --nlink 2 " in p3
+
+
+def test_seren_perftest_and_health(dry_runs):
+    run = _ok(dry_runs("seren"))
+    perf = run.job_script("PerftestWriteBwTest")
+    assert "SERVER_HOST=seren-01" in perf
+    assert re.search(r"perftest_pair\.sh \"\$SERVER_HOST\" ib_write_bw -c UC .*-x 3", perf)
+    health = run.job_script("NicHealthTest")
+    assert (
+        "fabric-health --nodes 10 --expect-mtu 4096 --expect-rate 100 --link-layer Ethernet "
+        "--device mlx5_0" in health
+    )
+    assert "mpirun -np 10 -map-by ppr:1:node --rank-by node" in health
+
+
+def test_orfeo_imb_is_seed_001(dry_runs):
+    run = _ok(dry_runs("orfeo"))
+    tcp = run.job_script("ImbTest %benchmark=PingPong %transport=tcp")
+    for line in ("#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=1", "#SBATCH --partition=EPYC"):
+        assert line in tcp
+    assert "mpirun -np 2 --map-by node -x UCX_NET_DEVICES=bond0 IMB-MPI1 pingpong -msglog 28" in tcp
+    rdma = run.job_script("ImbTest %benchmark=PingPong %transport=rdma")
+    assert "-x UCX_NET_DEVICES=mlx5_0:1 IMB-MPI1 pingpong -msglog 28" in rdma
+    # +spack: binaries from the system's environment, installed in place by the fixture
+    env_dir = ROOT / "config" / "spack" / "orfeo"
+    if (env_dir / "spack.yaml").is_file():
+        assert f'eval "$(spack env activate --sh -d {env_dir})"' in rdma
+        build = run.case("FabricBinaries")
+        script = (Path(build["stagedir"]) / "rfm_build.sh").read_text()
+        assert f"spack -e {env_dir} install" in script
+    else:
+        assert "spack env activate" in rdma
+
+
+def test_slingshot_osu_is_seed_003(dry_runs):
+    run = _ok(dry_runs("slingshot"))
+    get = run.job_script("OsuPt2PtTest %benchmark=osu_get_bw")
+    assert "#SBATCH --nodes=2" in get and "#SBATCH --ntasks-per-node=1" in get
+    assert re.search(r"^srun osu_get_bw", get, re.MULTILINE)
+    grp = run.job_script("OsuMbwMrTest %scope=group %ranks_per_node=20")
+    assert "#SBATCH --ntasks=1240" in grp and "#SBATCH --ntasks-per-node=20" in grp
+    assert "#SBATCH --nodes=62" in grp and "--nodelist=nid[001-062]" in grp
+    assert re.search(r"^srun osu_mbw_mr", grp, re.MULTILINE)
+    bis = run.job_script("BisectionTest")
+    assert re.search(r"^srun \S*bisection_bw 20 100$", bis, re.MULTILINE)
+    assert "#SBATCH --nodes=64" in bis
+
+
+def test_crusher_gpu_settings_are_seed_002(dry_runs):
+    run = _ok(dry_runs("crusher"))
+    gpu = run.job_script("OsuGpuAwareTest %benchmark=osu_bibw")
+    for line in (
+        "#SBATCH --partition=batch",
+        "#SBATCH --exclusive",
+        "#SBATCH --gpus-per-task=1",
+        "#SBATCH --gpu-bind=closest",
+        "export MPICH_GPU_SUPPORT_ENABLED=1",
+        "export MPICH_OFI_NIC_POLICY=NUMA",
+    ):
+        assert line in gpu, line
+    assert "srun osu_bibw -d rocm H H > osu_HH.out" in gpu
+    assert "srun osu_bibw -d rocm H D > osu_HD.out" in gpu
+    assert re.search(r"^srun osu_bibw -d rocm D D$", gpu, re.MULTILINE)
+    assert run.case("OsuGpuAwareTest %benchmark=osu_bibw")["result"] == "pass"
+    txrx = run.job_script("TxRxTest %scenario=paired %span=one %method=mpi %buffer=cuda")
+    assert "--buffer cuda" in txrx and "#SBATCH --gpus-per-task=1" in txrx
+
+
+def test_cori_all_to_many_is_seed_004(dry_runs):
+    run = _ok(dry_runs("cori"))
+    for n in (2, 8, 16, 32):
+        script = run.job_script(f"AllToManyTest %iterations={n}")
+        assert "#SBATCH --ntasks=512" in script and "#SBATCH --nodes=8" in script
+        assert "#SBATCH --ntasks-per-node=64" in script and "#SBATCH --constraint=knl" in script
+        assert "module swap craype-haswell craype-mic-knl" in script
+        assert re.search(
+            rf"^srun -c 4 --cpu_bind=cores (\S*/)?alltomany -p 64 -b 32 -n {n}$",
+            script,
+            re.MULTILINE,
+        ), script
+
+
+@pytest.mark.parametrize("system", ["seren", "orfeo", "slingshot", "cori"])
+def test_gpu_tests_skip_elsewhere_with_a_reason(dry_runs, system):
+    run = _ok(dry_runs(system))
+    case = run.case("OsuGpuAwareTest %benchmark=osu_bw")
+    assert case["result"] == "skip"
+    assert "no +gpu" in run.skip_reason("OsuGpuAwareTest %benchmark=osu_bw")
+    name = "TxRxTest %scenario=same-node %span=one %method=mpi %buffer=cuda"
+    assert run.case(name)["result"] == "skip"
+    assert "no +gpu" in run.skip_reason(name)
+
+
+def test_no_dry_run_failures(dry_runs):
+    for system in ("seren", "orfeo", "slingshot", "crusher", "cori"):
+        run = _ok(dry_runs(system))
+        failed = [c["display_name"] for c in run.cases() if c["result"] == "fail"]
+        assert not failed, (system, failed)
+
+
+def test_quick_mode_shrinks_sizes(tmp_path):
+    from _rfm import run_reframe
+
+    run = run_reframe(
+        [
+            "--system",
+            "seren",
+            "--dry-run",
+            "--mode",
+            "quick",
+            "-n",
+            "TxRxTest%scenario=same-node%span=many%method=rdma%buffer=host|BisectionTest",
+        ],
+        tmp_path,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.output[-3000:]
+    txrx = run.job_script("TxRxTest %scenario=same-node %span=many %method=rdma %buffer=host")
+    assert "--nmsg 20000 " in txrx
+    assert re.search(r"bisection_bw 2 20$", run.job_script("BisectionTest"), re.MULTILINE)

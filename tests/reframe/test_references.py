@@ -1,0 +1,216 @@
+"""reference/*.yaml: every file loads, carries provenance, and matches the tests' parameters,
+variables and performance units; ReFrame's own reader accepts it (the `$provenance` block is
+invisible to it); the seeds' symptoms fall outside their references."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+
+import pytest
+import yaml
+from _rfm import ROOT, SYSTEMS
+
+from fabrictest import references as refs
+
+MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health")
+REF_DIR = ROOT / "reference"
+
+
+def _perf_units(cls) -> dict[str, str]:
+    """Performance variables of a test class and their units (from @performance_function)."""
+    units = {}
+    for name, fn in cls._rfm_perf_fns.items():
+        cells = [c.cell_contents for c in (fn.__closure__ or ())]
+        unit = next((c for c in cells if isinstance(c, str)), None)
+        units[name] = unit
+    var_space = cls._rfm_var_space
+    aliases = (
+        var_space["reference_aliases"].default_value if "reference_aliases" in var_space else {}
+    )
+    for pattern, headline in (aliases or {}).items():
+        if headline in units:
+            units[pattern] = units[headline]
+    return units
+
+
+def _indexable(cls) -> dict[str, tuple | None]:
+    out: dict[str, tuple | None] = {}
+    for name in cls.param_space.params:
+        out[name] = tuple(cls.param_space[name])
+    for name in cls._rfm_var_space:
+        out.setdefault(name, None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, refs.TestSpec]:
+    out = {}
+    for mod_name in MODULES:
+        # by path, under a name of our own: `txrx`, `osu`, ... must not shadow anything
+        path = ROOT / "reframe_tests" / f"{mod_name}.py"
+        spec = importlib.util.spec_from_file_location(f"fabrictest_rfm_{mod_name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod  # ReFrame looks its test classes' files up there
+        spec.loader.exec_module(mod)
+        for obj in vars(mod).values():
+            if (
+                isinstance(obj, type)
+                and getattr(obj, "_rfm_regression_class_kind", 0)
+                and obj.__module__ == mod.__name__
+            ):
+                out[obj.__name__] = refs.TestSpec(obj.__name__, _indexable(obj), _perf_units(obj))
+    return out
+
+
+def test_every_system_has_a_reference_file():
+    files = {p.stem for p in REF_DIR.glob("*.yaml")}
+    assert set(SYSTEMS) <= files
+
+
+@pytest.mark.parametrize("path", sorted(REF_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_reference_file_loads_and_matches_the_tests(path, specs):
+    ref_file = refs.load(path, require_provenance=path.stem != "vcluster")
+    assert ref_file.classes, f"{path.name} has no test class"
+    assert refs.check_against(ref_file, specs) == []
+
+
+@pytest.mark.parametrize("path", sorted(REF_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_reframe_reads_the_file(path, specs):
+    """ReFrame's own reader (the `$ref` machinery) accepts every class entry."""
+    from reframe.core.pipeline import _ReferenceDict
+
+    ref_file = refs.load(path, require_provenance=False)
+    for name in ref_file.classes:
+        rd = _ReferenceDict.__new__(_ReferenceDict)
+        rd._ReferenceDict__test_entry_name = name
+        parsed = rd._read_ref_file(str(path))
+        assert parsed["$index"][0] == "$system"
+        assert path.stem in parsed or any(
+            re.fullmatch(k, path.stem) for k in parsed if k != "$index"
+        )
+    assert refs.PROVENANCE_KEY not in refs.for_reframe(ref_file)
+
+
+def test_local_references_cover_what_runs_on_local():
+    f = refs.load(REF_DIR / "local.yaml")
+    for scenario in ("same-node", "many-to-one"):
+        got = refs.lookup(
+            f, "TxRxTest", "local", {"scenario": scenario, "method": "mpi", "buffer": "host"}
+        )
+        assert {"stream_gbps", "node_gbps", "tx_gbps"} <= set(got)
+    for n in (2, 8, 16, 32):
+        assert "t_end_to_end" in refs.lookup(f, "AllToManyTest", "local", {"iterations": n})
+    assert set(refs.lookup(f, "BisectionTest", "local", {})) == {"node_bw", "aggregate_bw"}
+    assert refs.lookup(f, "AllToManyScalingTest", "local", {})
+
+
+def test_seed_figures_and_symptoms():
+    seren = refs.load(REF_DIR / "seren.yaml")
+    r = refs.lookup(
+        seren, "TxRxTest", "seren", {"scenario": "same-node", "method": "rdma", "buffer": "host"}
+    )["stream_gbps"]
+    assert r.accepts(96.06) and r.accepts(97.57)  # seed 000's 10-node range
+    assert not r.accepts(0.6 * 97.0)  # "this link is 40% below its reference"
+    m2o = refs.lookup(
+        seren, "TxRxTest", "seren", {"scenario": "many-to-one", "method": "rdma", "buffer": "host"}
+    )
+    assert m2o["stream_gbps"].accepts(51.985) and m2o["node_gbps"].accepts(103.97)
+
+    orfeo = refs.load(REF_DIR / "orfeo.yaml")
+    ib = refs.lookup(orfeo, "ImbTest", "orfeo", {"benchmark": "PingPong", "transport": "rdma"})
+    tcp = refs.lookup(orfeo, "ImbTest", "orfeo", {"benchmark": "PingPong", "transport": "tcp"})
+    assert ib["latency"].accepts(1.81) and ib["peak_bw"].accepts(12333.91)
+    assert tcp["latency"].accepts(16.20) and tcp["peak_bw"].accepts(2482.27)
+    # the 25 GbE figures are not acceptable for InfiniBand
+    assert not ib["latency"].accepts(16.20) and not ib["peak_bw"].accepts(2482.27)
+
+    crusher = refs.load(REF_DIR / "crusher.yaml")
+    gpu = refs.lookup(crusher, "OsuGpuAwareTest", "crusher", {"benchmark": "osu_bibw"})
+    assert gpu["bw_hh"].accepts(19500.0)
+    assert not gpu["bw_dd"].accepts(10900.0)  # seed 002's symptom
+    assert not gpu["dd_over_hh"].accepts(10.9 / 19.5)
+
+    cori = refs.load(REF_DIR / "cori.yaml")
+    scaling = refs.lookup(cori, "AllToManyScalingTest", "cori", {})
+    assert not scaling["end_to_end_growth"].accepts(4.72)
+    assert not scaling["irecv_growth"].accepts(30.3)
+    t32 = refs.lookup(cori, "AllToManyTest", "cori", {"iterations": 32})
+    assert not t32["t_irecv"].accepts(5.6778)  # seed 004's degraded -n 32
+    t2 = refs.lookup(cori, "AllToManyTest", "cori", {"iterations": 2})
+    assert t2["t_end_to_end"].accepts(0.0829)
+
+    sling = refs.load(REF_DIR / "slingshot.yaml")
+    grp = refs.lookup(sling, "OsuMbwMrTest", "slingshot", {"scope": "group", "ranks_per_node": 20})
+    assert grp["node_pair_bw"].accepts(12195.0) and grp["peak_bw"].accepts(378065.80)
+    glb = refs.lookup(sling, "OsuMbwMrTest", "slingshot", {"scope": "global", "ranks_per_node": 8})
+    assert glb["node_pair_bw"].accepts(9271.0)
+
+
+def test_every_value_has_provenance():
+    for path in REF_DIR.glob("*.yaml"):
+        if path.stem == "vcluster":
+            continue
+        f = refs.load(path)
+        for cref in f.classes.values():
+            for keys, values in cref.entries.items():
+                for var in values:
+                    src = cref.provenance_for(keys, var)
+                    assert src and src.get("document") and src.get("table"), (path, keys, var)
+
+
+def _write(tmp_path, name, data) -> str:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def test_loader_rejects_what_reframe_would_and_missing_provenance(tmp_path):
+    good = {"BisectionTest": {"$index": ["$system"], "x": {"node_bw": [1.0, -0.1, None, "MB/s"]}}}
+    with pytest.raises(refs.ReferenceError, match="no provenance"):
+        refs.load(_write(tmp_path, "x.yaml", good))
+    assert refs.load(_write(tmp_path, "x.yaml", good), require_provenance=False)
+    # provenance inside a class entry: ReFrame's reader would take it for a reference value
+    inline = {
+        "BisectionTest": {
+            "$index": ["$system"],
+            "x": {"node_bw": [1.0, -0.1, None, "MB/s"], "document": "s"},
+        }
+    }
+    with pytest.raises(refs.ReferenceError, match="expected \\[ref"):
+        refs.load(_write(tmp_path, "x.yaml", inline), require_provenance=False)
+    bad_index = {"BisectionTest": {"$index": ["scenario"], "x": {}}}
+    with pytest.raises(refs.ReferenceError, match="must start with"):
+        refs.load(_write(tmp_path, "x.yaml", bad_index), require_provenance=False)
+    other_system = {"BisectionTest": {"$index": ["$system"], "seren": {"node_bw": [1, -0.1, None]}}}
+    with pytest.raises(refs.ReferenceError, match="does not match the file's system"):
+        refs.load(_write(tmp_path, "x.yaml", other_system), require_provenance=False)
+    positive_lower = {"BisectionTest": {"$index": ["$system"], "x": {"node_bw": [1, 0.1, None]}}}
+    with pytest.raises(refs.ReferenceError, match="lower threshold"):
+        refs.load(_write(tmp_path, "x.yaml", positive_lower), require_provenance=False)
+
+
+def test_check_against_reports_mismatches(tmp_path, specs):
+    data = {
+        "$provenance": {"TxRxTest": {"x": {"document": "d", "table": "t"}}},
+        "TxRxTest": {
+            "$index": ["$system", "scenario", "method", "buffer"],
+            "x": {
+                "same-node": {
+                    "mpi": {
+                        "host": {
+                            "stream_gbps": [1, -0.5, None, "MB/s"],
+                            "bogus": [1, -0.5, None, "Gbps"],
+                        }
+                    }
+                },
+                "nowhere": {"mpi": {"host": {"node_gbps": [1, -0.5, None, "Gbps"]}}},
+            },
+        },
+    }
+    problems = refs.check_against(refs.load(_write(tmp_path, "x.yaml", data)), specs)
+    text = "\n".join(problems)
+    assert "unit 'MB/s' != the test's 'Gbps'" in text
+    assert "no performance variable 'bogus'" in text
+    assert "scenario='nowhere'" in text
