@@ -1,0 +1,121 @@
+"""`vcluster`: a local Slurm cluster whose nodes are network namespaces on one machine.
+
+    vcluster up [--nodes 4] [--accounting] [--rate 200mbit|none]
+    vcluster down
+    vcluster status [--json]
+    vcluster env                      # eval $(vcluster env): SLURM_CONF and Open MPI settings
+    vcluster degrade NODE RATE        # e.g. vcluster degrade node03 50mbit
+    vcluster link-down NODE
+    vcluster restore [NODE]           # default rate and link up (every node without NODE)
+
+State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
+Errors are one line on stderr and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from .cluster import Cluster, VClusterError, format_status
+from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="vcluster",
+        description="Local Slurm cluster over network namespaces (for CI and demos; needs root).",
+    )
+    ap.add_argument("--state-dir", type=Path, default=None,
+                    help="where the cluster keeps its state (default $VCLUSTER_STATE_DIR or "
+                         "<tmp>/fabrictest-vcluster)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="say what is being done")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    up = sub.add_parser("up", help="create the cluster (idempotent)")
+    up.add_argument("--nodes", type=int, default=4, help="number of compute nodes (default 4)")
+    up.add_argument("--accounting", action="store_true",
+                    help="also run slurmdbd with MariaDB, so that sacct works (ReFrame's "
+                         "`slurm` scheduler)")
+    up.add_argument("--rate", default=DEFAULT_RATE,
+                    help=f"tbf rate on every node's link (default {DEFAULT_RATE}; 'none' for "
+                         "unshaped, noisy links)")
+    up.add_argument("--timeout", type=float, default=180, help="seconds to wait for idle nodes")
+
+    sub.add_parser("down", help="stop everything and remove all state (idempotent)")
+    st = sub.add_parser("status", help="nodes, their Slurm states, links and degradations")
+    st.add_argument("--json", action="store_true")
+    sub.add_parser("env", help="print shell exports for this cluster (eval $(vcluster env))")
+    sub.add_parser("hostfile", help="print the path of an Open MPI hostfile of all nodes")
+
+    dg = sub.add_parser("degrade", help="shape one node's link to RATE (e.g. 50mbit)")
+    dg.add_argument("node")
+    dg.add_argument("rate")
+    ld = sub.add_parser("link-down", help="take one node's link down")
+    ld.add_argument("node")
+    rs = sub.add_parser("restore", help="default rate and link up for NODE (or every node)")
+    rs.add_argument("node", nargs="?")
+    return ap
+
+
+def _existing(state_dir: Path, verbose: bool) -> Cluster:
+    cluster = Cluster.load(state_dir, log=_logger(verbose))
+    if cluster is None:
+        raise VClusterError(f"no cluster in {state_dir}: run `vcluster up`")
+    return cluster
+
+
+def _logger(verbose: bool):
+    if not verbose:
+        return None
+    return lambda msg: print(f"vcluster: {msg}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    state_dir = (args.state_dir or default_state_dir()).resolve()
+    try:
+        if args.command == "up":
+            rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
+            plan = Plan(state_dir=state_dir, nodes=args.nodes, accounting=args.accounting,
+                        default_rate=rate)
+            t0 = time.monotonic()
+            what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
+            print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "
+                  f"({state_dir}); use it with: source {plan.env_file}")
+        elif args.command == "down":
+            cluster = Cluster.load(state_dir, log=_logger(args.verbose)) or Cluster(
+                Plan(state_dir=state_dir), log=_logger(args.verbose))
+            cluster.check_host()
+            cluster.down()
+            print("vcluster down")
+        elif args.command == "status":
+            info = _existing(state_dir, args.verbose).status()
+            print(json.dumps(info, indent=1) if args.json else format_status(info))
+        elif args.command == "env":
+            plan = _existing(state_dir, args.verbose).plan
+            for k, v in plan.env().items():
+                print(f"export {k}={shlex.quote(v)}")
+        elif args.command == "hostfile":
+            print(_existing(state_dir, args.verbose).plan.hostfile)
+        elif args.command == "degrade":
+            print(_existing(state_dir, args.verbose).degrade(args.node, args.rate))
+        elif args.command == "link-down":
+            print(_existing(state_dir, args.verbose).link_down(args.node))
+        elif args.command == "restore":
+            print(_existing(state_dir, args.verbose).restore(args.node))
+    except (VClusterError, PlanError) as err:
+        print(f"vcluster: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("vcluster: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,410 @@
+"""The pure part of the vcluster: names, addresses, paths and the generated files.
+
+Nothing here touches the system; `cluster.py` turns a `Plan` into namespaces, links and
+daemons. Keeping the plan pure lets the tests check slurm.conf, the address plan and the
+hostfile anywhere.
+
+Layout of a cluster of N nodes (defaults):
+
+    root namespace          bridge vcbr0, 10.200.0.1/24  (sbatch, squeue, sinfo, ReFrame)
+    namespace vc-ctl        eth0 10.200.0.2, hostname vcctl: munge-authenticated slurmctld,
+                            and with --accounting slurmdbd + MariaDB (on its private loopback)
+    namespace vc-nodeNN     eth0 10.200.0.(10+NN), hostname nodeNN: slurmd -N nodeNN
+
+Each namespace is joined to the bridge by a veth pair whose root end is `vcv-<short name>`
+(`vcv-ctl`, `vcv-node01`, ...). A node's link is shaped with `tbf` on both ends of its pair.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BRIDGE = "vcbr0"
+SUBNET = "10.200.0.0/24"
+CTL_HOST = "vcctl"
+CTL_NETNS = "vc-ctl"
+NODE_NETNS_PREFIX = "vc-"
+VETH_PREFIX = "vcv-"
+FIRST_NODE_HOST = 10  # node01 -> .11
+CLUSTER_NAME = "vcluster"
+PARTITION = "vc"
+MAX_NODES = 64
+# Every node's link is shaped to this rate by default so that bandwidth is steady (unshaped
+# traffic between namespaces varies 2-3x on a small shared machine) and references hold.
+DEFAULT_RATE = "200mbit"
+STATE_ENV = "VCLUSTER_STATE_DIR"
+SLURM_SBIN = Path("/usr/sbin")
+
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(bit|bps)?\s*$", re.IGNORECASE)
+_NODE_RE = re.compile(r"^node(\d{2,})$")
+
+
+class PlanError(ValueError):
+    """A request that cannot describe a cluster (bad node name, rate, count...)."""
+
+
+def default_state_dir() -> Path:
+    """`$VCLUSTER_STATE_DIR`, else `<system temporary directory>/fabrictest-vcluster`."""
+    env = os.environ.get(STATE_ENV)
+    if env:
+        return Path(env).resolve()
+    return Path(tempfile.gettempdir()).resolve() / "fabrictest-vcluster"
+
+
+def node_name(index: int) -> str:
+    """1 -> 'node01'."""
+    return f"node{index:02d}"
+
+
+def node_index(name: str) -> int:
+    """'node01' -> 1; PlanError for anything else."""
+    m = _NODE_RE.match(name)
+    if not m:
+        raise PlanError(f"{name!r} is not a node name (node01, node02, ...)")
+    return int(m.group(1))
+
+
+def parse_rate(text: str) -> int:
+    """A tc-style rate ('200mbit', '50Mbit', '1gbit', '500kbit', '1000000') -> bits/s.
+
+    'bps' means bytes per second, as in tc.
+    """
+    m = _RATE_RE.match(str(text))
+    if not m:
+        raise PlanError(f"bad rate {text!r}: use e.g. 50mbit, 1gbit, 500kbit")
+    value = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
+    if (m.group(3) or "bit").lower() == "bps":
+        value *= 8
+    bits = int(value)
+    if bits < 8000:
+        raise PlanError(f"rate {text!r} is below 8kbit: too slow to carry Slurm's own traffic")
+    return bits
+
+
+def format_rate(bits: int) -> str:
+    """bits/s -> the shortest exact tc spelling: 200000000 -> '200mbit'."""
+    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bits % scale == 0:
+            return f"{bits // scale}{unit}"
+    return f"{bits}bit"
+
+
+def tbf_args(rate_bits: int) -> list[str]:
+    """`tc qdisc replace dev X root` arguments for a token bucket at `rate_bits`.
+
+    The bucket holds 10 ms of traffic (at least 64 KiB so that GSO segments pass) and the
+    queue 50 ms, so TCP settles on the rate instead of bursting.
+    """
+    burst = max(rate_bits // 8 // 100, 64 * 1024)
+    return ["tbf", "rate", f"{rate_bits}bit", "burst", str(burst), "latency", "50ms"]
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str  # node01
+    index: int  # 1
+    address: str  # 10.200.0.11
+    netns: str  # vc-node01
+    veth: str  # vcv-node01 (root-namespace end)
+
+    @property
+    def netns_path(self) -> str:
+        return f"/run/netns/{self.netns}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything that identifies one cluster: derive every name and path from here."""
+
+    state_dir: Path
+    nodes: int = 4
+    subnet: str = SUBNET
+    accounting: bool = False
+    default_rate: str | None = DEFAULT_RATE
+    # Slurm CPUs per node: all nodes share this machine's cores anyway (ranks are never bound),
+    # so declare enough for the scenarios' ranks per node (many-to-one runs 3).
+    cpus: int = 4
+    bridge: str = BRIDGE
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise PlanError(f"--nodes must be between 1 and {MAX_NODES}, not {self.nodes}")
+        net = self.network
+        if net.num_addresses < FIRST_NODE_HOST + self.nodes + 2:
+            raise PlanError(f"subnet {self.subnet} is too small for {self.nodes} nodes")
+        if not net.is_private:
+            raise PlanError(f"subnet {self.subnet} is not a private range")
+        if self.default_rate is not None:
+            parse_rate(self.default_rate)
+        object.__setattr__(self, "state_dir", Path(self.state_dir))
+
+    # --- addresses -------------------------------------------------------------------
+    @property
+    def network(self) -> ipaddress.IPv4Network:
+        try:
+            return ipaddress.IPv4Network(self.subnet, strict=True)
+        except ValueError as err:
+            raise PlanError(f"bad subnet {self.subnet!r}: {err}") from None
+
+    def host_address(self, offset: int) -> str:
+        return str(self.network.network_address + offset)
+
+    @property
+    def bridge_address(self) -> str:
+        return self.host_address(1)
+
+    @property
+    def ctl_address(self) -> str:
+        return self.host_address(2)
+
+    @property
+    def prefixlen(self) -> int:
+        return self.network.prefixlen
+
+    @property
+    def ctl_veth(self) -> str:
+        return f"{VETH_PREFIX}ctl"
+
+    @property
+    def node_list(self) -> list[Node]:
+        return [
+            Node(
+                name=node_name(i),
+                index=i,
+                address=self.host_address(FIRST_NODE_HOST + i),
+                netns=f"{NODE_NETNS_PREFIX}{node_name(i)}",
+                veth=f"{VETH_PREFIX}{node_name(i)}",
+            )
+            for i in range(1, self.nodes + 1)
+        ]
+
+    def node(self, name: str) -> Node:
+        idx = node_index(name)
+        if idx > self.nodes:
+            raise PlanError(f"{name} is not in this cluster (node01..{node_name(self.nodes)})")
+        return self.node_list[idx - 1]
+
+    @property
+    def nodeset(self) -> str:
+        """Slurm's compact spelling: node[01-04]."""
+        if self.nodes == 1:
+            return node_name(1)
+        return f"node[01-{self.nodes:02d}]"
+
+    # --- paths -----------------------------------------------------------------------
+    @property
+    def etc(self) -> Path:
+        return self.state_dir / "etc"
+
+    @property
+    def slurm_conf(self) -> Path:
+        return self.etc / "slurm.conf"
+
+    @property
+    def slurmdbd_conf(self) -> Path:
+        return self.etc / "slurmdbd.conf"
+
+    @property
+    def hosts_file(self) -> Path:
+        return self.etc / "hosts"
+
+    @property
+    def hostfile(self) -> Path:
+        return self.etc / "hostfile"
+
+    @property
+    def env_file(self) -> Path:
+        return self.state_dir / "env.sh"
+
+    @property
+    def plan_file(self) -> Path:
+        return self.state_dir / "cluster.json"
+
+    @property
+    def links_file(self) -> Path:
+        return self.state_dir / "links.json"
+
+    @property
+    def munge_dir(self) -> Path:
+        return self.state_dir / "munge"
+
+    @property
+    def munge_key(self) -> Path:
+        return self.munge_dir / "munge.key"
+
+    @property
+    def munge_socket(self) -> Path:
+        return self.munge_dir / "munge.socket"
+
+    @property
+    def munge_pid(self) -> Path:
+        return self.munge_dir / "munged.pid"
+
+    @property
+    def ctl_dir(self) -> Path:
+        return self.state_dir / "ctl"
+
+    @property
+    def db_dir(self) -> Path:
+        return self.state_dir / "db"
+
+    def node_dir(self, name: str) -> Path:
+        return self.state_dir / "nodes" / name
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "log"
+
+    # --- generated files ---------------------------------------------------------------
+    def slurm_conf_text(self) -> str:
+        nodes_dir = self.state_dir / "nodes"
+        lines = [
+            "# Generated by `vcluster up`: do not edit (regenerated on every up).",
+            f"ClusterName={CLUSTER_NAME}",
+            f"SlurmctldHost={CTL_HOST}({self.ctl_address})",
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "SlurmctldPort=6817",
+            "SlurmdPort=6818",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            f"AuthInfo=socket={self.munge_socket}",
+            f"StateSaveLocation={self.ctl_dir / 'state'}",
+            f"SlurmctldPidFile={self.ctl_dir / 'slurmctld.pid'}",
+            f"SlurmctldLogFile={self.log_dir / 'slurmctld.log'}",
+            f"SlurmdSpoolDir={nodes_dir}/%n/spool",
+            f"SlurmdPidFile={nodes_dir}/%n/slurmd.pid",
+            f"SlurmdLogFile={self.log_dir}/slurmd-%n.log",
+            # A TmpFS shared by all nodes makes PMIx collide on its directory.
+            f"TmpFS={nodes_dir}/%n/tmp",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "JobAcctGatherType=jobacct_gather/none",
+            "SwitchType=switch/none",
+            "MpiDefault=pmix",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU",
+            "SchedulerType=sched/backfill",
+            "ReturnToService=2",
+            # A node whose link is down must be noticed within the tests' time limits.
+            "SlurmdTimeout=30",
+            "SlurmctldTimeout=30",
+            "MessageTimeout=10",
+            "KillWait=5",
+            "InactiveLimit=0",
+            "MinJobAge=300",
+            "UnkillableStepTimeout=30",
+            "SlurmctldDebug=info",
+            "SlurmdDebug=info",
+            "PropagateResourceLimits=NONE",
+            # Use the CPUs declared here, not the machine's (shared by every node).
+            "SlurmdParameters=config_overrides",
+            "MailProg=/bin/true",
+        ]
+        if self.accounting:
+            lines += [
+                "AccountingStorageType=accounting_storage/slurmdbd",
+                f"AccountingStorageHost={self.ctl_address}",
+                "AccountingStoragePort=6819",
+                f"AccountingStoragePass={self.munge_socket}",
+                "JobCompType=jobcomp/none",
+            ]
+        else:
+            lines += ["AccountingStorageType=accounting_storage/none"]
+        for n in self.node_list:
+            lines.append(
+                f"NodeName={n.name} NodeAddr={n.address} NodeHostname={n.name} "
+                f"CPUs={self.cpus} RealMemory=1000 State=UNKNOWN"
+            )
+        lines.append(
+            f"PartitionName={PARTITION} Nodes={self.nodeset} Default=YES "
+            "MaxTime=INFINITE State=UP OverSubscribe=NO"
+        )
+        return "\n".join(lines) + "\n"
+
+    def slurmdbd_conf_text(self, db_password: str) -> str:
+        return "\n".join(
+            [
+                "# Generated by `vcluster up --accounting`: do not edit.",
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={self.munge_socket}",
+                f"DbdHost={CTL_HOST}",
+                f"DbdAddr={self.ctl_address}",
+                "DbdPort=6819",
+                "SlurmUser=root",
+                f"PidFile={self.db_dir / 'slurmdbd.pid'}",
+                f"LogFile={self.log_dir / 'slurmdbd.log'}",
+                "DebugLevel=info",
+                "StorageType=accounting_storage/mysql",
+                "StorageHost=127.0.0.1",
+                "StoragePort=3306",
+                "StorageUser=slurm",
+                f"StoragePass={db_password}",
+                "StorageLoc=slurm_acct_db",
+                "",
+            ]
+        )
+
+    def hosts_text(self) -> str:
+        """The /etc/hosts every namespace of the cluster sees (bind-mounted over it)."""
+        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
+        lines.append(f"{self.bridge_address}\tvcbridge")
+        lines.append(f"{self.ctl_address}\t{CTL_HOST}")
+        lines += [f"{n.address}\t{n.name}" for n in self.node_list]
+        return "\n".join(lines) + "\n"
+
+    def hostfile_text(self, slots: int | None = None) -> str:
+        """An Open MPI hostfile naming every node (for mpirun outside Slurm)."""
+        slots = self.cpus if slots is None else slots
+        return "".join(f"{n.name} slots={slots}\n" for n in self.node_list)
+
+    def mpi_env(self) -> dict[str, str]:
+        """What Open MPI needs inside a job: stay on the bridge, never bind to cores."""
+        env = {
+            "OMPI_MCA_btl_tcp_if_include": self.subnet,
+            "OMPI_MCA_oob_tcp_if_include": self.subnet,
+            "OMPI_MCA_pml": "ob1",
+            "OMPI_MCA_btl": "self,vader,tcp",
+            "OMPI_MCA_hwloc_base_binding_policy": "none",
+            "OMPI_MCA_rmaps_base_oversubscribe": "1",
+            "PMIX_MCA_gds": "hash",
+        }
+        if os.geteuid() == 0:
+            env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+            env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+        return env
+
+    def env(self) -> dict[str, str]:
+        """The environment of a shell that uses this cluster (`eval $(vcluster env)`)."""
+        return {
+            "SLURM_CONF": str(self.slurm_conf),
+            STATE_ENV: str(self.state_dir),
+            "VCLUSTER_HOSTFILE": str(self.hostfile),
+            **self.mpi_env(),
+        }
+
+    def env_sh_text(self) -> str:
+        return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env().items())
+
+    def to_json(self) -> dict:
+        return {
+            "state_dir": str(self.state_dir),
+            "nodes": self.nodes,
+            "subnet": self.subnet,
+            "accounting": self.accounting,
+            "default_rate": self.default_rate,
+            "cpus": self.cpus,
+            "bridge": self.bridge,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Plan:
+        keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge")
+        return cls(**{k: data[k] for k in keys if k in data})

@@ -1,0 +1,303 @@
+"""End to end on the vcluster: a real Slurm cluster of 4 network-namespace nodes.
+
+The module brings the cluster up once (with accounting, so that ReFrame's `slurm` scheduler and
+`sacct` are exercised) and always takes it down. In order:
+
+1. `vcluster up` again is harmless;
+2. the multi-node scenarios run for real with `reframe --system vcluster` and pass;
+3. with node03's link degraded to 50 Mbit/s, exactly the tests whose jobs crossed node03's link
+   fail, each with "failed to meet reference" naming the figure and its reference;
+4. with node04's link down, the tests that need it fail within their time limit;
+5. `vcluster down` twice leaves nothing behind; a cluster without accounting (ReFrame's
+   `squeue` scheduler) then runs a paired test, and goes down again.
+
+Skipped with the reason when not root, without network namespaces, Slurm, munge or ReFrame, or
+when another vcluster is already up on this machine (its names are fixed: never touch it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fabrictest.vcluster.plan import CTL_NETNS, Plan
+
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCK = Path("/run/lock/fabrictest-vcluster-pytest.lock")
+SIZES = ["-S", "size_profile=quick", "-S", "TxRxTest.nmsg=2000"]
+
+
+def txrx(scenario: str, span: str) -> str:
+    return f"TxRxTest%scenario={scenario}%span={span}%method=mpi%buffer=host"
+
+
+# Multi-node scenarios: paired (one pair, k pairs), many-to-one across nodes, pairs-of-three,
+# bisection and all-to-many over the 4 nodes, OSU/IMB (they skip when their binaries are absent).
+SUITE = [
+    txrx("paired", "one"), txrx("paired", "many"), txrx("pairs-of-three", "one"),
+    txrx("many-to-one", "many"), "BisectionTest", "AllToMany", "Osu", "Imb",
+]
+# Tests whose traffic crosses node links (many-to-one's pairs stay inside each node here).
+CROSSING = [txrx("paired", "one"), txrx("paired", "many"), txrx("pairs-of-three", "one"),
+            "BisectionTest"]
+
+
+def _unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, veth links, tc)"
+    for cmd in ("ip", "tc", "nsenter", "unshare", "munged", "slurmctld", "slurmd", "slurmdbd",
+                "mariadbd", "sbatch", "sacct", "reframe"):
+        if shutil.which(cmd) is None:
+            return f"{cmd} not found (scripts/install.sh as root installs it)"
+    probe = subprocess.run(["unshare", "--net", "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        return "cannot create network namespaces here: " + probe.stderr.decode().strip()
+    return None
+
+
+def vcluster(state: Path, *args: str, timeout: float = 300, check: bool = True):
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabrictest.vcluster.cli", "--state-dir", str(state), *args],
+        capture_output=True, text=True, timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        pytest.fail(f"vcluster {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+def leftovers(state: Path) -> list[str]:
+    """What a cluster may leave behind: namespaces, links, processes, mounts, state."""
+    out = []
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    out += [f"netns {ln.split()[0]}" for ln in netns.splitlines()
+            if ln.startswith(("vc-node", CTL_NETNS))]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    out += [f"link {m}" for m in re.findall(r"^\d+: (vc[^:@]+)", links, re.M)]
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            mounts = (proc / "mountinfo").read_text()
+        except OSError:
+            continue
+        if str(state) in cmd:
+            out.append(f"process {proc.name}: {cmd[:80]}")
+        if str(state / "etc") in mounts or "/run/netns/vc-" in mounts:
+            out.append(f"mount seen by process {proc.name}")
+    if state.exists():
+        out.append(f"state dir {state}")
+    return out
+
+
+class Suite:
+    """Runs `reframe --system vcluster` against the cluster in `state`; reads its report."""
+
+    def __init__(self, state: Path, workdir: Path):
+        self.state = state
+        self.workdir = workdir
+        self.plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.plan.env())
+        env.setdefault("RFM_CONFIG_FILES", str(ROOT / "config" / "reframe" / "settings.py"))
+        env.setdefault("RFM_REFERENCE_PREFIX", str(ROOT / "reference"))
+        env["FABRICTEST_RESULTS_DB"] = str(self.workdir / "results.db")
+        env["FABRICTEST_RFM_LOG"] = str(self.workdir / "reframe.log")
+        return env
+
+    def run(self, name: str, selectors: list[str], *extra: str, timeout: float = 540) -> dict:
+        report = self.workdir / f"{name}.json"
+        cmd = ["reframe", "-c", str(ROOT / "reframe_tests"), "-r", "--system", "vcluster",
+               "--prefix", str(self.workdir / name), "--report-file", str(report), *SIZES,
+               *extra]
+        for sel in selectors:
+            cmd += ["-n", sel]
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  env=self.env(), cwd=ROOT, start_new_session=True)
+        except subprocess.TimeoutExpired as err:
+            pytest.fail(f"reframe ({name}) still running after {timeout}s: {err.stdout}")
+        (self.workdir / f"{name}.out").write_text(proc.stdout + proc.stderr)
+        if not report.exists():
+            pytest.fail(f"reframe ({name}) wrote no report (rc {proc.returncode}):\n"
+                        f"{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+        cases = [tc for run in json.loads(report.read_text())["runs"]
+                 for tc in run["testcases"]]
+        # the last run of each test case (ReFrame retries are off, but be safe)
+        by_name = {tc["display_name"]: tc for tc in cases}
+        return {"rc": proc.returncode, "cases": by_name, "out": proc.stdout,
+                "seconds": time.monotonic() - t0}
+
+    def nodes_of(self, case: dict) -> set[str]:
+        """The job's nodes from Slurm (ReFrame's job_nodelist is sometimes only the batch host)."""
+        jobid = case.get("jobid")
+        if not jobid:
+            return set()
+        env = self.env()
+        if self.plan.accounting:
+            cmd = ["sacct", "-X", "-n", "-P", "-j", str(jobid), "-o", "nodelist"]
+        else:
+            cmd = ["squeue", "-h", "-t", "all", "-j", str(jobid), "-o", "%N"]
+        nodelist = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                  timeout=30).stdout.strip().splitlines()
+        if not nodelist or nodelist[0] in ("", "None assigned"):
+            return set(n for n in case.get("job_nodelist") or [] if n.startswith("node"))
+        names = subprocess.run(["scontrol", "show", "hostnames", nodelist[0]],
+                               capture_output=True, text=True, env=env, timeout=30).stdout
+        return set(names.split())
+
+
+def summary(result: dict) -> str:
+    rows = [f"{n}: {tc['result']} {(tc.get('fail_reason') or '')[:300]}"
+            for n, tc in result["cases"].items()]
+    return "\n".join(rows) + "\n--- reframe output (tail) ---\n" + result["out"][-4000:]
+
+
+def ran(result: dict) -> dict[str, dict]:
+    return {n: tc for n, tc in result["cases"].items()
+            if tc["result"] != "skip" and not n.startswith("FabricBinaries")}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _unavailable()
+    if why:
+        pytest.skip(f"vcluster: {why}")
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
+    deadline = time.monotonic() + 900
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                pytest.skip("vcluster: another test session held the vcluster for 15 min")
+            time.sleep(5)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
+        lock.close()
+        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's: "
+                    "`vcluster down` with its --state-dir); not touching it")
+    base = tmp_path_factory.mktemp("vc")
+    state = base / "state"
+    work = base / "work"
+    work.mkdir()
+    try:
+        t0 = time.monotonic()
+        proc = vcluster(state, "up", "--nodes", "4", "--accounting", timeout=300, check=False)
+        if proc.returncode != 0:
+            pytest.fail(f"vcluster up failed: {proc.stderr}")
+        print(f"vcluster up in {time.monotonic() - t0:.1f}s: {proc.stdout.strip()}")
+        yield Suite(state, work)
+    finally:
+        vcluster(state, "down", check=False)
+        left = leftovers(state)
+        if left:  # a second try, then report whatever survives
+            vcluster(state, "down", check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def test_up_again_is_harmless(cluster):
+    t0 = time.monotonic()
+    proc = vcluster(cluster.state, "up", "--nodes", "4", "--accounting")
+    assert "already up" in proc.stdout
+    assert time.monotonic() - t0 < 30
+    status = vcluster(cluster.state, "status").stdout
+    assert status.count(" idle ") == 4, status
+
+
+def test_multinode_suite_passes(cluster):
+    res = cluster.run("suite", SUITE)
+    cases = ran(res)
+    assert res["rc"] == 0, summary(res)
+    expected = {
+        "TxRxTest %scenario=paired %span=one %method=mpi %buffer=host",
+        "TxRxTest %scenario=paired %span=many %method=mpi %buffer=host",
+        "TxRxTest %scenario=pairs-of-three %span=one %method=mpi %buffer=host",
+        "TxRxTest %scenario=many-to-one %span=many %method=mpi %buffer=host",
+        "BisectionTest", "AllToManyScalingTest",
+    }
+    assert expected <= set(cases), summary(res)
+    assert all(tc["result"] == "pass" for tc in cases.values()), summary(res)
+    # they really spread over the nodes: bisection and k pairs used all four
+    assert cluster.nodes_of(cases["BisectionTest"]) == {"node01", "node02", "node03", "node04"}
+    many = cases["TxRxTest %scenario=paired %span=many %method=mpi %buffer=host"]
+    assert len(cluster.nodes_of(many)) == 4
+
+
+def test_degraded_link_fails_exactly_the_tests_that_cross_it(cluster):
+    vcluster(cluster.state, "degrade", "node03", "50mbit")
+    try:
+        assert "node03" in vcluster(cluster.state, "status").stdout.split("degraded")[0]
+        # one at a time: Slurm then gives each job the lowest free nodes, so some avoid node03
+        res = cluster.run("degraded", CROSSING, "--exec-policy=serial")
+    finally:
+        vcluster(cluster.state, "restore", "node03")
+    cases = ran(res)
+    assert len(cases) == 4, summary(res)
+    uses = {name: "node03" in cluster.nodes_of(tc) for name, tc in cases.items()}
+    failed = {name for name, tc in cases.items() if tc["result"] == "fail"}
+    assert failed == {name for name, used in uses.items() if used}, summary(res)
+    assert failed and len(failed) < len(cases), summary(res)
+    for name in failed:
+        reason = cases[name]["fail_reason"] or ""
+        assert "failed to meet reference" in reason, summary(res)
+        # the message names the figure, its value and the reference
+        m = re.search(r"(stream_gbps|node_gbps|tx_gbps|node_bw|aggregate_bw)=[\d.e+-]+ \S+, "
+                      r"expected [\d.e+-]+", reason)
+        assert m, f"{name}: {reason}"
+
+
+def test_link_down_fails_within_time_limit(cluster):
+    limit = 120
+    vcluster(cluster.state, "link-down", "node04")
+    try:
+        res = cluster.run("linkdown", ["BisectionTest", txrx("paired", "many")],
+                          "-S", f"time_limit={limit}s", "-S", f"max_pending_time={limit}s",
+                          timeout=2 * limit + 240)
+    finally:
+        vcluster(cluster.state, "restore", "node04", timeout=300)
+    cases = ran(res)
+    assert len(cases) == 2, summary(res)
+    for name, tc in cases.items():
+        assert tc["result"] == "fail", f"{name} passed with node04's link down\n{summary(res)}"
+        assert (tc.get("time_total") or 0) < limit + 60, f"{name} took {tc['time_total']}s"
+    # run concurrently: the whole run ends within about one time limit, plus the binaries' build
+    build = sum(tc.get("time_total") or 0 for n, tc in res["cases"].items()
+                if n.startswith("FabricBinaries"))
+    assert res["seconds"] < build + limit + 120, summary(res)
+
+
+def test_down_twice_leaves_nothing_and_squeue_cluster_works(cluster):
+    state = cluster.state
+    vcluster(state, "down")
+    vcluster(state, "down")
+    assert leftovers(state) == []
+    # without accounting: ReFrame's squeue scheduler, default link rate, 2 nodes
+    vcluster(state, "up", "--nodes", "2")
+    try:
+        suite = Suite(state, cluster.workdir)
+        assert not suite.plan.accounting
+        res = suite.run("squeue", [txrx("paired", "one")])
+        cases = ran(res)
+        assert [tc["result"] for tc in cases.values()] == ["pass"], summary(res)
+        assert all(tc["scheduler"] == "squeue" for tc in cases.values()), summary(res)
+    finally:
+        vcluster(state, "down")
+    assert leftovers(state) == []

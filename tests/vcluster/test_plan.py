@@ -1,0 +1,180 @@
+"""Pure parts of the vcluster: address plan, slurm.conf, hosts file, hostfile, rates, CLI errors.
+
+These run anywhere (no root, no Slurm)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import pytest
+
+from fabrictest.vcluster import cli
+from fabrictest.vcluster.plan import (
+    Plan,
+    PlanError,
+    default_state_dir,
+    format_rate,
+    node_index,
+    node_name,
+    parse_rate,
+    tbf_args,
+)
+
+
+def conf_dict(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        out.setdefault(key, []).append(value)
+    return out
+
+
+def test_address_plan_is_private_and_distinct(tmp_path):
+    plan = Plan(state_dir=tmp_path, nodes=4)
+    net = ipaddress.IPv4Network(plan.subnet)
+    addrs = [plan.bridge_address, plan.ctl_address] + [n.address for n in plan.node_list]
+    assert len(set(addrs)) == len(addrs)
+    assert all(ipaddress.IPv4Address(a) in net for a in addrs)
+    assert net.is_private
+    assert [n.name for n in plan.node_list] == ["node01", "node02", "node03", "node04"]
+    assert plan.node("node03").address == "10.200.0.13"
+    assert plan.node("node03").netns == "vc-node03"
+    # Linux interface names are at most 15 characters.
+    assert all(len(n.veth) <= 15 for n in Plan(state_dir=tmp_path, nodes=64).node_list)
+
+
+def test_node_names_and_bounds(tmp_path):
+    assert node_name(7) == "node07" and node_index("node07") == 7
+    assert node_index("node12") == 12
+    with pytest.raises(PlanError):
+        node_index("nodeX")
+    plan = Plan(state_dir=tmp_path, nodes=2)
+    with pytest.raises(PlanError, match="not in this cluster"):
+        plan.node("node03")
+    with pytest.raises(PlanError):
+        Plan(state_dir=tmp_path, nodes=0)
+    with pytest.raises(PlanError, match="private"):
+        Plan(state_dir=tmp_path, subnet="8.8.8.0/24")
+    with pytest.raises(PlanError, match="too small"):
+        Plan(state_dir=tmp_path, nodes=8, subnet="10.200.0.0/29")
+
+
+def test_slurm_conf_essentials(tmp_path):
+    plan = Plan(state_dir=tmp_path, nodes=3)
+    conf = conf_dict(plan.slurm_conf_text())
+    assert conf["SlurmctldHost"] == ["vcctl(10.200.0.2)"]
+    assert conf["ProctrackType"] == ["proctrack/linuxproc"]
+    assert conf["TaskPlugin"] == ["task/none"]
+    assert conf["JobAcctGatherType"] == ["jobacct_gather/none"]
+    assert conf["SelectType"] == ["select/cons_tres"]
+    assert conf["AuthInfo"] == [f"socket={tmp_path / 'munge' / 'munge.socket'}"]
+    assert conf["AccountingStorageType"] == ["accounting_storage/none"]
+    # per-node directories: a shared TmpFS makes PMIx collide
+    for key in ("SlurmdSpoolDir", "SlurmdPidFile", "TmpFS"):
+        assert "%n" in conf[key][0], key
+    nodes = conf["NodeName"]
+    assert len(nodes) == 3
+    assert nodes[1].startswith("node02 NodeAddr=10.200.0.12 ")
+    assert "CPUs=4" in nodes[1]
+    assert conf["SlurmdParameters"] == ["config_overrides"]
+    assert conf["PartitionName"] == [
+        "vc Nodes=node[01-03] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO"
+    ]
+
+
+def test_slurm_conf_with_accounting(tmp_path):
+    plan = Plan(state_dir=tmp_path, nodes=2, accounting=True)
+    conf = conf_dict(plan.slurm_conf_text())
+    assert conf["AccountingStorageType"] == ["accounting_storage/slurmdbd"]
+    assert conf["AccountingStorageHost"] == ["10.200.0.2"]
+    assert conf["AccountingStoragePass"] == [str(plan.munge_socket)]
+    dbd = conf_dict(plan.slurmdbd_conf_text("s3cret"))
+    assert dbd["DbdHost"] == ["vcctl"] and dbd["DbdAddr"] == ["10.200.0.2"]
+    assert dbd["StorageHost"] == ["127.0.0.1"] and dbd["StoragePass"] == ["s3cret"]
+    assert dbd["AuthInfo"] == [f"socket={plan.munge_socket}"]
+
+
+def test_single_node_nodeset(tmp_path):
+    conf = conf_dict(Plan(state_dir=tmp_path, nodes=1).slurm_conf_text())
+    assert conf["PartitionName"][0].startswith("vc Nodes=node01 ")
+
+
+def test_hosts_and_hostfile(tmp_path):
+    plan = Plan(state_dir=tmp_path, nodes=2)
+    hosts = plan.hosts_text().splitlines()
+    assert "127.0.0.1\tlocalhost" in hosts
+    assert "10.200.0.2\tvcctl" in hosts
+    assert "10.200.0.11\tnode01" in hosts and "10.200.0.12\tnode02" in hosts
+    assert plan.hostfile_text() == "node01 slots=4\nnode02 slots=4\n"
+    assert plan.hostfile_text(slots=1) == "node01 slots=1\nnode02 slots=1\n"
+
+
+def test_env_keeps_open_mpi_on_the_bridge(tmp_path):
+    plan = Plan(state_dir=tmp_path)
+    env = plan.env()
+    assert env["SLURM_CONF"] == str(tmp_path / "etc" / "slurm.conf")
+    assert env["OMPI_MCA_btl_tcp_if_include"] == "10.200.0.0/24"
+    assert env["OMPI_MCA_oob_tcp_if_include"] == "10.200.0.0/24"
+    assert env["OMPI_MCA_hwloc_base_binding_policy"] == "none"
+    text = plan.env_sh_text()
+    assert f"export SLURM_CONF={tmp_path / 'etc' / 'slurm.conf'}\n" in text
+
+
+@pytest.mark.parametrize(
+    "text,bits",
+    [("200mbit", 200_000_000), ("50Mbit", 50_000_000), ("1gbit", 10**9), ("500kbit", 500_000),
+     ("1.5mbit", 1_500_000), ("10mbps", 80_000_000), ("1000000", 1_000_000)],
+)
+def test_parse_rate(text, bits):
+    assert parse_rate(text) == bits
+
+
+@pytest.mark.parametrize("text", ["fast", "-5mbit", "10 furlongs", "1bit"])
+def test_parse_rate_rejects(text):
+    with pytest.raises(PlanError):
+        parse_rate(text)
+
+
+def test_format_rate_and_tbf():
+    assert format_rate(200_000_000) == "200mbit"
+    assert format_rate(1_500_000) == "1500kbit"
+    assert format_rate(10**9) == "1gbit"
+    args = tbf_args(50_000_000)
+    assert args[:3] == ["tbf", "rate", "50000000bit"]
+    assert int(args[args.index("burst") + 1]) >= 64 * 1024
+
+
+def test_plan_json_round_trip(tmp_path):
+    plan = Plan(state_dir=tmp_path, nodes=3, accounting=True, default_rate="100mbit")
+    assert Plan.from_json(plan.to_json()) == plan
+
+
+def test_default_state_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("VCLUSTER_STATE_DIR", str(tmp_path / "x"))
+    assert default_state_dir() == (tmp_path / "x").resolve()
+    monkeypatch.delenv("VCLUSTER_STATE_DIR")
+    assert default_state_dir().name == "fabrictest-vcluster"
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), "status"])
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert err.count("\n") == 1 and err.startswith("vcluster: error: no cluster in ")
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="checks the message given to non-root users")
+def test_cli_up_needs_root(tmp_path, capsys):
+    rc = cli.main(["--state-dir", str(tmp_path), "up"])
+    assert rc == 1
+    assert "needs root" in capsys.readouterr().err
+
+
+def test_cli_bad_rate_is_one_line(tmp_path, capsys):
+    rc = cli.main(["--state-dir", str(tmp_path), "up", "--rate", "fast"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and "bad rate" in err
