@@ -72,7 +72,7 @@ class OsuPt2PtTest(OsuBase):
         nodes = self.pair_nodes()
         self.executable_opts = self.size_opts()
         node_sets = self.extra("node_sets", {})
-        if "switch" in node_sets and self.current_partition.scheduler.registered_name == "slurm":
+        if "switch" in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets['switch']}"]
         self.place(nodes, 2 // nodes, round_robin=False)
 
@@ -114,7 +114,7 @@ class OsuMbwMrTest(OsuBase):
         self.executable = self.osu_binary("osu_mbw_mr")
         self.executable_opts = self.size_opts()
         node_sets = self.extra("node_sets", {})
-        if self.scope in node_sets and self.current_partition.scheduler.registered_name == "slurm":
+        if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2
         # block placement: the first half of the ranks (nodes) pairs with the second half

@@ -53,7 +53,7 @@ class PerftestWriteBwTest(FabricTest):
             cmd += ["-x", str(self.extra("gid_index"))]
         if self.extra("hostfile"):
             server = self.extra("nodes")[0]
-        elif self.current_partition.scheduler.registered_name == "slurm":
+        elif self.is_slurm:
             server = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
         else:
             server = "$(hostname)"
