@@ -1,0 +1,51 @@
+# fabrictest: interconnect regression suite. BSD-3-Clause.
+"""Spack recipe for the `fabrictest` Python distribution (this repository's pyproject.toml)."""
+
+import os
+
+from spack_repo.builtin.build_systems.python import PythonPackage
+
+from spack.package import *
+
+#: The checkout this recipe lives in: spack_repo/fabrictest/packages/py_fabrictest/package.py
+FABRICTEST_TREE = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
+
+
+class PyFabrictest(PythonPackage):
+    """fabrictest: interconnect regression suite for HPC fabrics (RoCE, InfiniBand,
+    Slingshot, GPU-aware MPI). The `txrx` RoCE transmitter/receiver tool, output parsers,
+    reference checking, node-pair sweeps and reports used by the suite's ReFrame tests.
+
+    Versions build from this repository's own tree: either through the environment's
+    `develop:` section (config/spack/<system>/spack.yaml does this), or, for `@main`, from
+    the committed `main` branch of the checkout that holds this recipe."""
+
+    git = "file://" + FABRICTEST_TREE
+
+    license("BSD-3-Clause")
+
+    # No release archive exists yet. 0.1.0 (pyproject.toml's version) is meant to be built
+    # from a develop path: the environments in config/spack/<system>/ say `develop:` with
+    # the checkout; without one it falls back to the checkout's committed main branch.
+    # Give it a tag= or a sha256 url= at the first release.
+    version("main", branch="main")
+    version("0.1.0", branch="main", preferred=True)
+
+    variant("rdma", default=False, description="RDMA transport of txrx through pyverbs")
+    variant("cuda", default=False, description="GPU (CUDA) buffers for txrx through CuPy")
+
+    # pyproject.toml: requires-python, [build-system] requires, [project] dependencies
+    depends_on("python@3.10:", type=("build", "run"))
+    depends_on("py-setuptools@77:", type="build")
+    depends_on("py-numpy@1.21:", type=("build", "run"))
+    depends_on("py-mpi4py@3.1:", type=("build", "run"))
+    depends_on("py-pyyaml@5.4:", type=("build", "run"))
+
+    # pyproject.toml extras: [rdma] (pyverbs comes with rdma-core), [gpu]
+    depends_on("rdma-core+pyverbs", when="+rdma", type=("build", "run"))
+    depends_on("py-cupy@13:+cuda", when="+cuda", type=("build", "run"))
+
+    def test_import(self):
+        """import fabrictest and its MPI launch helper"""
+        python = self.spec["python"].command
+        python("-c", "import fabrictest, fabrictest.mpirun")

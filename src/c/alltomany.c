@@ -1,0 +1,278 @@
+/*
+ * alltomany: all-to-many personalised communication with MPI_Isend, MPI_Irecv, MPI_Waitall.
+ *
+ * Written for fabrictest from the documented behaviour of the isendrecv benchmark
+ * (Northwestern University, 2018): same command line (-p -b -n) and the same summary block.
+ *
+ * Roles: one receiver per node, the ranks r with r % ppn == 0 (receiver index j = r / ppn);
+ * every rank, receivers included, sends one message to every receiver in each iteration.
+ *
+ * Message sizes: the message from sender s to receiver j is
+ *     unit * ((s + j) % R + 1) bytes,   R = number of receivers = world size / ppn,
+ * so sizes differ between the ranks of a node and between receivers, are multiples of the
+ * unit size, and range from 1 unit to R units (seed: 512 ranks, -p 64 -b 32: R = 8, min 32,
+ * max 256 bytes).
+ *
+ * Timing: each iteration times posting the MPI_Irecv calls (receivers), posting the MPI_Isend
+ * calls and MPI_Waitall; the loop holds no other MPI call. The end-to-end time runs from the
+ * barrier before the loop to its end. Each is summed over the iterations on each rank, and
+ * the block shows the maximum over all ranks (MPI_Reduce with MPI_MAX).
+ *
+ * Payload check: every message carries a pattern that depends on sender, receiver and byte
+ * offset; receivers check the received size of every message of every iteration and, after
+ * the loop, every byte of the last iteration's messages.
+ */
+#include "common.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_UNIT 10
+#define DEFAULT_ITERS 100
+#define TAG 1001
+#define DASHES "-----------------------------------------------------------"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [OPTION]...\n"
+            "   [-h] Print help\n"
+            "   [-p] number of MPI processes per node (default: the ranks on rank 0's node)\n"
+            "   [-b] message block unit size in bytes (default: %d; k/m suffixes accepted)\n"
+            "   [-n] number of iterations (default: %d)\n"
+            "   [-d] buffer memory: host or device (device needs a CUDA or ROCm build; default: "
+            "%s)\n"
+            "   [-x] corrupt one byte sent by rank 0, to see the payload check fail\n"
+            "Receivers are the ranks r with r %% ppn == 0; every rank sends to every receiver.\n"
+            "The message from rank s to receiver j has unit * ((s + j) %% receivers + 1) bytes.\n",
+            ft_prog, DEFAULT_UNIT, DEFAULT_ITERS, ft_gpu_api() ? "device" : "host");
+}
+
+static inline unsigned char pattern(int sender, int receiver, size_t k)
+{
+    return (unsigned char)((sender * 131u + receiver * 17u + (unsigned)k * 7u + 11u) % 251u);
+}
+
+static void print_line(const char *label, const char *value)
+{
+    printf("%-37s= %s\n", label, value);
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv, "alltomany");
+
+    long long ppn = -1, unit = DEFAULT_UNIT, iters = DEFAULT_ITERS;
+    ft_mem_kind mem = ft_gpu_api() ? FT_MEM_DEVICE : FT_MEM_HOST;
+    int corrupt = 0, help = 0;
+    int opt;
+    opterr = 0;
+    while ((opt = getopt(argc, argv, ":hp:b:n:d:x")) != -1) {
+        switch (opt) {
+        case 'h': help = 1; break;
+        case 'p':
+            if (ft_parse_size(optarg, INT_MAX, &ppn) != 0 || ppn < 1)
+                ft_die_all(FT_EXIT_USAGE, "-p expects a number of processes per node >= 1, not '%s'",
+                           optarg);
+            break;
+        case 'b':
+            if (ft_parse_size(optarg, INT_MAX, &unit) != 0 || unit < 1)
+                ft_die_all(FT_EXIT_USAGE, "-b expects a unit message size >= 1 byte, not '%s'",
+                           optarg);
+            break;
+        case 'n':
+            if (ft_parse_size(optarg, INT_MAX, &iters) != 0 || iters < 1)
+                ft_die_all(FT_EXIT_USAGE, "-n expects a number of iterations >= 1, not '%s'", optarg);
+            break;
+        case 'd': mem = ft_parse_mem_kind(optarg); break;
+        case 'x': corrupt = 1; break;
+        case ':': ft_die_all(FT_EXIT_USAGE, "option -%c needs a value (see -h)", optopt);
+        default: ft_die_all(FT_EXIT_USAGE, "unknown option -%c (see -h)", optopt);
+        }
+    }
+    if (help) {
+        if (ft_rank == 0)
+            usage(stdout);
+        MPI_Finalize();
+        return 0;
+    }
+    if (optind < argc)
+        ft_die_all(FT_EXIT_USAGE, "unexpected argument '%s' (see -h)", argv[optind]);
+
+    int local_rank, local_size;
+    ft_node_layout(&local_rank, &local_size);
+    if (ppn < 0) {
+        int root_local = local_size;
+        MPI_Bcast(&root_local, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        ppn = root_local;
+    }
+    const int nprocs = ft_size, me = ft_rank;
+    if (nprocs % ppn != 0)
+        ft_die_all(FT_EXIT_USAGE,
+                   "-p %lld does not divide the number of MPI processes (%d): every node must run "
+                   "ppn processes",
+                   ppn, nprocs);
+    const int nrecv = nprocs / (int)ppn;
+    if (unit > INT_MAX / nrecv)
+        ft_die_all(FT_EXIT_USAGE, "-b %lld: the largest message (%d units) exceeds %d bytes", unit,
+                   nrecv, INT_MAX);
+    const size_t max_size = (size_t)unit * (size_t)nrecv;
+    const size_t min_size = (size_t)unit;
+    const int is_receiver = (me % ppn) == 0;
+    const int my_index = me / (int)ppn; /* receiver index when is_receiver */
+
+    ft_mem_init(mem, local_rank);
+
+    /* Send buffer: my messages to receivers 0..R-1, packed. */
+    size_t *send_off = malloc(sizeof(size_t) * nrecv);
+    int *send_len = malloc(sizeof(int) * nrecv);
+    size_t send_total = 0;
+    for (int j = 0; j < nrecv; j++) {
+        send_len[j] = (int)(unit * ((me + j) % nrecv + 1));
+        send_off[j] = send_total;
+        send_total += (size_t)send_len[j];
+    }
+    unsigned char *host = malloc(send_total > max_size * nprocs ? send_total : max_size * nprocs);
+    if (!send_off || !send_len || !host)
+        ft_die(FT_EXIT_RUNTIME, "rank %d: out of host memory", me);
+    for (int j = 0; j < nrecv; j++)
+        for (size_t k = 0; k < (size_t)send_len[j]; k++)
+            host[send_off[j] + k] = pattern(me, j, k);
+    if (corrupt && me == 0)
+        host[0] ^= 0x5a;
+    unsigned char *sbuf = ft_mem_alloc(mem, send_total);
+    ft_mem_put(mem, sbuf, host, send_total);
+
+    /* Receive buffer (receivers): one slot of max_size per sender. */
+    unsigned char *rbuf = NULL;
+    if (is_receiver) {
+        rbuf = ft_mem_alloc(mem, max_size * (size_t)nprocs);
+        ft_mem_set(mem, rbuf, 0, max_size * (size_t)nprocs);
+    }
+
+    const int max_reqs = (is_receiver ? nprocs : 0) + nrecv;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * max_reqs);
+    MPI_Status *stats = malloc(sizeof(MPI_Status) * max_reqs);
+    if (!reqs || !stats)
+        ft_die(FT_EXIT_RUNTIME, "rank %d: out of host memory", me);
+
+    long long bad_size = 0;
+    double t_irecv = 0, t_isend = 0, t_wait = 0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t_begin = MPI_Wtime();
+    for (long long it = 0; it < iters; it++) {
+        int nreq = 0;
+        double t0 = MPI_Wtime();
+        if (is_receiver)
+            for (int s = 0; s < nprocs; s++)
+                MPI_Irecv(rbuf + (size_t)s * max_size, (int)max_size, MPI_BYTE, s, TAG,
+                          MPI_COMM_WORLD, &reqs[nreq++]);
+        double t1 = MPI_Wtime();
+        for (int j = 0; j < nrecv; j++)
+            MPI_Isend(sbuf + send_off[j], send_len[j], MPI_BYTE, j * (int)ppn, TAG, MPI_COMM_WORLD,
+                      &reqs[nreq++]);
+        double t2 = MPI_Wtime();
+        MPI_Waitall(nreq, reqs, stats);
+        double t3 = MPI_Wtime();
+        t_irecv += t1 - t0;
+        t_isend += t2 - t1;
+        t_wait += t3 - t2;
+        if (is_receiver)
+            for (int s = 0; s < nprocs; s++) {
+                int count = -1;
+                MPI_Get_count(&stats[s], MPI_BYTE, &count);
+                if (count != (int)(unit * ((s + my_index) % nrecv + 1)))
+                    bad_size++;
+            }
+    }
+    const double t_total = MPI_Wtime() - t_begin;
+
+    /* Contents of the last iteration's messages. */
+    long long bad_data = 0, checked = 0;
+    if (is_receiver) {
+        ft_mem_get(mem, host, rbuf, max_size * (size_t)nprocs);
+        for (int s = 0; s < nprocs; s++) {
+            size_t len = (size_t)unit * ((s + my_index) % nrecv + 1);
+            const unsigned char *msg = host + (size_t)s * max_size;
+            for (size_t k = 0; k < len; k++)
+                if (msg[k] != pattern(s, my_index, k)) {
+                    if (bad_data == 0)
+                        fprintf(stderr,
+                                "%s: error: rank %d: message from rank %d differs at byte %zu "
+                                "(expected 0x%02x, got 0x%02x)\n",
+                                ft_prog, me, s, k, pattern(s, my_index, k), msg[k]);
+                    bad_data++;
+                    break;
+                }
+        }
+        checked = (long long)nprocs * iters;
+    }
+
+    double mine[4] = {t_irecv, t_isend, t_wait, t_total}, maxs[4];
+    MPI_Reduce(mine, maxs, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    long long counts[3] = {checked, bad_size, bad_data}, sums[3];
+    MPI_Allreduce(counts, sums, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const int failed = sums[1] != 0 || sums[2] != 0;
+
+    if (me == 0) {
+        char v[128];
+        printf("%s\n", DASHES);
+        snprintf(v, sizeof v, "%d", nprocs);
+        print_line("Total number of MPI processes", v);
+        print_line("Total number of sender   processes", v);
+        snprintf(v, sizeof v, "%d", nrecv);
+        print_line("Total number of receiver processes", v);
+        snprintf(v, sizeof v, "%lld", iters);
+        print_line("Total number of iterations", v);
+        snprintf(v, sizeof v, "%lld bytes", unit);
+        print_line("Message block unit size", v);
+        snprintf(v, sizeof v, "%zu bytes", max_size);
+        print_line("Max message size", v);
+        snprintf(v, sizeof v, "%zu bytes", min_size);
+        print_line("Min message size", v);
+        snprintf(v, sizeof v, "%.4f sec", maxs[0]);
+        print_line("Max time of posting irecv", v);
+        snprintf(v, sizeof v, "%.4f sec", maxs[1]);
+        print_line("Max time of posting isend", v);
+        snprintf(v, sizeof v, "%.4f sec", maxs[2]);
+        print_line("Max time of MPI_Waitall()", v);
+        snprintf(v, sizeof v, "%.4f sec", maxs[3]);
+        print_line("Max end-to-end time", v);
+        printf("(Max means the maximum among all %d processes)\n", nprocs);
+        if (ft_gpu_api() != NULL) {
+            snprintf(v, sizeof v, "%s%s%s", ft_mem_kind_name(mem),
+                     mem == FT_MEM_DEVICE ? " " : "", mem == FT_MEM_DEVICE ? ft_gpu_api() : "");
+            print_line("Buffer memory", v);
+        }
+        if (!failed)
+            snprintf(v, sizeof v, "passed (%lld messages)", sums[0]);
+        else
+            snprintf(v, sizeof v, "FAILED (%lld wrong sizes, %lld wrong contents, %lld messages)",
+                     sums[1], sums[2], sums[0]);
+        print_line("Payload check", v);
+        printf("%s\n", DASHES);
+        fflush(stdout);
+        if (failed) {
+            fprintf(stderr,
+                    "%s: error: payload check failed: %lld messages of wrong size, %lld with wrong "
+                    "contents\n",
+                    ft_prog, sums[1], sums[2]);
+            fflush(stderr);
+        }
+    }
+
+    if (rbuf)
+        ft_mem_free(mem, rbuf);
+    ft_mem_free(mem, sbuf);
+    free(host);
+    free(reqs);
+    free(stats);
+    free(send_off);
+    free(send_len);
+    MPI_Finalize();
+    return failed ? FT_EXIT_PAYLOAD : 0;
+}
