@@ -1,0 +1,172 @@
+"""One self-contained HTML page: inline CSS, PNGs beside it (or embedded), no external URLs."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from .compare import CompareRow
+from .results import PerfRecord
+
+CSS = """
+body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;line-height:1.35}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;
+margin-top:1.8em}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
+th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#eee}
+td.num{text-align:right;font-family:monospace}
+tr.REGRESSED td,tr.suspect td,tr.unreachable td,tr.fail td{background:#fbe3e3}
+tr.improved td{background:#e3f4e3}tr.new td,tr.missing td,tr.cleared td{background:#f6f3de}
+.verdict{font-family:monospace;background:#f4f4f4;padding:.6em;white-space:pre-wrap}
+img{max-width:100%;border:1px solid #ddd;margin:.4em 0}
+.note{color:#555;font-size:.85em}
+"""
+
+
+def _e(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def _n(v) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def _img(outdir: Path, name: str, embed: bool, alt: str) -> str:
+    if embed:
+        data = base64.b64encode((outdir / name).read_bytes()).decode()
+        return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+    return f'<img alt="{_e(alt)}" src="{_e(name)}">'
+
+
+def _records_table(records: Sequence[PerfRecord], limit: int = 400) -> str:
+    rows = []
+    for r in list(records)[:limit]:
+        lo, hi = r.band()
+        cls = "fail" if r.result == "fail" else ""
+        rows.append(
+            f'<tr class="{cls}"><td>{_e(r.test)}</td><td>{_e(r.sysenv)}</td>'
+            f"<td>{_e(r.nodes_expr)}</td><td>{_e(r.pvar)}</td><td class=num>{_n(r.value)}</td>"
+            f"<td>{_e(r.unit)}</td><td class=num>{_n(r.ref)}</td>"
+            f"<td class=num>{_n(lo)} .. {_n(hi)}</td><td>{_e(r.result)}</td></tr>"
+        )
+    more = (f'<p class="note">{len(records) - limit} more rows left out.</p>'
+            if len(records) > limit else "")
+    return (
+        "<table><tr><th>test</th><th>system</th><th>nodes</th><th>figure</th><th>value</th>"
+        "<th>unit</th><th>reference</th><th>band</th><th>result</th></tr>"
+        + "".join(rows) + "</table>" + more
+    )
+
+
+def compare_table(rows: Sequence[CompareRow], base_label: str, target_label: str) -> str:
+    out = [
+        "<table><tr><th>test</th><th>scenario</th><th>system</th><th>nodes</th><th>figure</th>"
+        f"<th>unit</th><th>{_e(base_label)}</th><th>{_e(target_label)}</th><th>change</th>"
+        "<th>status</th></tr>"
+    ]
+    for r in rows:
+        ch = "-" if r.change is None else f"{100 * r.change:+.1f}%"
+        out.append(
+            f'<tr class="{_e(r.status)}"><td>{_e(r.test)}</td><td>{_e(r.scenario)}</td>'
+            f"<td>{_e(r.sysenv)}</td><td>{_e(r.nodes)}</td><td>{_e(r.pvar)}</td>"
+            f"<td>{_e(r.unit)}</td><td class=num>{_n(r.base)}</td>"
+            f"<td class=num>{_n(r.target)}</td><td class=num>{ch}</td>"
+            f"<td>{_e(r.status)}{(' (' + _e(r.note) + ')') if r.note else ''}</td></tr>"
+        )
+    out.append("</table>")
+    return "".join(out)
+
+
+def sweep_section(sweep: dict, images: list[dict], outdir: Path, embed: bool) -> str:
+    lv = sweep["level"]
+    parts = [
+        f"<p>{len(sweep['nodes'])} nodes, {_e(sweep.get('measurement'))}, "
+        f"{sweep['rounds_used']} rounds, {len(sweep['pairs'])} pair measurements; cluster "
+        f"level {_n(lv.get('center'))} {_e(sweep['unit'])} (spread {_n(lv.get('sigma'))}).</p>",
+        '<div class="verdict">' + _e("\n".join(sweep["verdict"])) + "</div>",
+    ]
+    for im in images:
+        parts.append(_img(outdir, im["png"], embed, im["title"]))
+    rows = []
+    for row in sweep["nodes_table"]:
+        rows.append(
+            f'<tr class="{_e(row["status"])}"><td>{_e(row["node"])}</td>'
+            f"<td class=num>{row['pairs']}</td><td class=num>{row['slow']}</td>"
+            f"<td class=num>{row['failed']}</td><td class=num>{_n(row['median'])}</td>"
+            f"<td class=num>{_n(row['ratio'])}</td><td>{_e(row['status'])}</td>"
+            f"<td>{_e(', '.join(row['partners']))}</td></tr>"
+        )
+    parts.append(
+        "<table><tr><th>node</th><th>pairs</th><th>slow</th><th>failed</th><th>median</th>"
+        "<th>ratio</th><th>status</th><th>partners</th></tr>" + "".join(rows) + "</table>"
+    )
+    raw = []
+    for p in sweep["pairs"]:
+        raw.append(
+            f"<tr><td class=num>{p['round']}</td><td>{_e(p['kind'])}</td><td>{_e(p['a'])}</td>"
+            f"<td>{_e(p['b'])}</td><td class=num>{_n(p['value'])}</td><td>{_e(p['status'])}</td>"
+            f"<td>{_e((p.get('detail') or '')[:160])}</td></tr>"
+        )
+    parts.append(
+        "<details><summary>raw pair figures</summary><table><tr><th>round</th><th>kind</th>"
+        "<th>a</th><th>b</th><th>figure</th><th>status</th><th>detail</th></tr>"
+        + "".join(raw) + "</table></details>"
+    )
+    return "\n".join(parts)
+
+
+def page(
+    *,
+    title: str,
+    sources: Sequence[str],
+    records: Sequence[PerfRecord],
+    size_images: list[dict],
+    stream_images: list[dict],
+    sweeps: list[tuple[str, dict, list[dict]]],
+    comparison: tuple[str, str, list[CompareRow]] | None,
+    outdir: Path,
+    embed: bool = False,
+) -> str:
+    now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    body = [f"<h1>{_e(title)}</h1>",
+            f'<p class="note">Generated {now} from: {_e(", ".join(sources) or "nothing")}. '
+            "Everything on this page is local: no fonts, scripts or styles are fetched.</p>"]
+    if comparison:
+        base_label, target_label, rows = comparison
+        n_bad = sum(r.status == "REGRESSED" for r in rows)
+        body.append("<h2>Regression table</h2>")
+        body.append(f"<p>{n_bad} of {len(rows)} figures regressed: <b>{_e(base_label)}</b> "
+                    f"(base) against <b>{_e(target_label)}</b>.</p>")
+        body.append(compare_table(rows, base_label, target_label))
+    body.append("<h2>Bandwidth and latency against message size</h2>")
+    if size_images:
+        body.append('<p class="note">Lines: measured figures; shaded: the reference band '
+                    "(reference x (1+lower) .. x (1+upper)); dashed: the reference.</p>")
+        body += [_img(outdir, im["png"], embed, im["title"]) for im in size_images]
+    else:
+        body.append('<p class="note">No per-size figures in these results.</p>')
+    body.append("<h2>tx/rx per-stream rates</h2>")
+    if stream_images:
+        body += [_img(outdir, im["png"], embed, im["title"]) for im in stream_images]
+        for im in stream_images:
+            if im.get("left_out"):
+                body.append(f'<p class="note">{im["left_out"]} more test cases left out.</p>')
+    else:
+        body.append('<p class="note">No per-stream tx/rx figures in these results.</p>')
+    body.append("<h2>Node-pair sweep</h2>")
+    if sweeps:
+        for label, sweep, images in sweeps:
+            body.append(f"<h3>{_e(label)}</h3>")
+            body.append(sweep_section(sweep, images, outdir, embed))
+    else:
+        body.append('<p class="note">No sweep results given.</p>')
+    body.append("<h2>All figures</h2>")
+    body.append(_records_table(records) if records else '<p class="note">No records.</p>')
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body) + "\n</body></html>\n"
+    )

@@ -1,0 +1,191 @@
+"""fabric-report on real results: two real ReFrame runs stored with --session-extras (one
+with a degraded link), compared per test, scenario, node and figure; the HTML page and PNGs
+produced from them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabrictest.report import compare as cmp
+from fabrictest.report.cli import main
+from fabrictest.report.results import load_perflogs, load_report_file, tag_query
+
+HERE = Path(__file__).resolve().parent
+
+SETTINGS = """
+site_configuration = {
+    'systems': [{'name': 'tiny', 'descr': 'report tests', 'hostnames': ['.*'],
+                 'partitions': [{'name': 'default', 'scheduler': 'local', 'launcher': 'local',
+                                 'environs': ['builtin']}]}],
+    'environments': [{'name': 'builtin'}],
+    'storage': [{'enable': True, 'sqlite_db_file': '%(db)s'}],
+    'logging': [{'handlers_perflog': [{
+        'type': 'filelog', 'prefix': '%%(check_system)s/%%(check_partition)s', 'level': 'info',
+        'basedir': '%(perflogs)s',
+        'format': ('%%(check_job_completion_time)s|reframe %%(version)s|'
+                   '%%(check_display_name)s|%%(check_system)s|%%(check_partition)s|'
+                   '%%(check_environ)s|jobid=%%(check_jobid)s|%%(check_result)s|'
+                   '%%(check_perfvalues)s'),
+        'format_perfvars': ('%%(check_perf_value)s|%%(check_perf_unit)s|'
+                            '%%(check_perf_ref)s|%%(check_perf_lower_thres)s|'
+                            '%%(check_perf_upper_thres)s|'),
+        'append': True}]}],
+}
+"""
+
+
+def _reframe(env, cwd, *args):
+    exe = Path(sys.executable).parent / "reframe"
+    proc = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=300)
+    return proc
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """Two real stored sessions: stack=pre-upgrade (healthy) and stack=post-upgrade (link
+    degraded to 50%), each with a JSON run report."""
+    tmp = tmp_path_factory.mktemp("rfm")
+    (tmp / "settings.py").write_text(
+        SETTINGS % {"db": tmp / "results.db", "perflogs": tmp / "perflogs"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RFM_")}
+    env["RFM_CONFIG_FILES"] = str(tmp / "settings.py")
+    env["HOME"] = str(tmp)
+    uuids = {}
+    for tag, degrade in (("pre-upgrade", 1.0), ("post-upgrade", 0.5)):
+        proc = _reframe(env, tmp, "-c", str(HERE / "tiny_check.py"), "-r",
+                        "--session-extras", f"stack={tag}", "-S", f"degrade={degrade}",
+                        "--prefix", str(tmp / "out"), "--report-file", str(tmp / f"{tag}.json"),
+                        "--nocolor")
+        m = re.search(r"stored with UUID: (\S+)", proc.stdout)
+        assert m, proc.stdout + proc.stderr
+        uuids[tag] = m.group(1)
+    return tmp, env, uuids
+
+
+@pytest.fixture
+def rfm_env(stored, monkeypatch):
+    tmp, env, uuids = stored
+    for k in [k for k in os.environ if k.startswith("RFM_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("RFM_CONFIG_FILES", env["RFM_CONFIG_FILES"])
+    monkeypatch.setenv("HOME", env["HOME"])
+    return tmp, uuids
+
+
+def test_stored_sessions_are_listed_by_reframe(stored):
+    tmp, env, uuids = stored
+    out = _reframe(env, tmp, "--list-stored-sessions", "--nocolor").stdout
+    for u in uuids.values():
+        assert u in out
+    assert "pre-upgrade" in out and "post-upgrade" in out
+
+
+def test_compare_by_tag_flags_the_degraded_figures(rfm_env, capsys, tmp_path):
+    out_json = tmp_path / "cmp.json"
+    rc = main(["compare", "--tag", "stack=pre-upgrade", "--tag", "stack=post-upgrade",
+               "--json", str(out_json)])
+    text = capsys.readouterr().out
+    assert rc == 1
+    rows = json.loads(out_json.read_text())["rows"]
+    status = {(r["test"], r["pvar"]): r["status"] for r in rows}
+    paired = "TinyFabric %scenario=paired"
+    assert status[(paired, "bw_1048576")] == "REGRESSED"  # bandwidth halved
+    assert status[(paired, "lat_64")] == "REGRESSED"  # latency doubled
+    assert status[(paired, "rx0_tx0_gbps")] == "ok"  # the healthy stream did not move
+    assert status[(paired, "rx1_tx1_gbps")] == "REGRESSED"  # the degraded one did
+    assert all(r["nodes"] for r in rows)  # per node (job_nodelist)
+    assert all(r["scenario"] in ("paired", "same-node") for r in rows)
+    row = next(r for r in rows if r["test"] == paired and r["pvar"] == "bw_1048576")
+    assert row["change"] == pytest.approx(-0.5)
+    assert "figures regressed beyond 10%" in text
+
+
+def test_compare_by_session_uuid_same_session_is_clean(rfm_env, capsys):
+    _tmp, uuids = rfm_env
+    u = uuids["pre-upgrade"]
+    assert main(["compare", "--session", u, "--session", u]) == 0
+    assert "0 of 24 figures regressed" in capsys.readouterr().out
+
+
+def test_against_references(rfm_env, capsys):
+    _tmp, uuids = rfm_env
+    assert main(["compare", "--against-references", "--session", uuids["pre-upgrade"]]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--against-references", "--tag", "stack=post-upgrade"]) == 1
+    text = capsys.readouterr().out
+    assert re.search(r"rx1_tx1_gbps .* REGRESSED \(outside", text)
+
+
+def test_report_file_and_perflogs_read_the_same_figures(stored):
+    tmp, _env, _uuids = stored
+    recs = load_report_file(tmp / "post-upgrade.json")
+    assert len(recs) == 24
+    r = next(x for x in recs if x.pvar == "bw_1048576" and x.scenario == "paired")
+    assert r.value == pytest.approx(50.0) and r.unit == "MB/s" and r.ref == pytest.approx(100)
+    logs = load_perflogs(tmp / "perflogs")
+    assert {x.pvar for x in logs} == {x.pvar for x in recs}
+    assert len(logs) == 48  # both runs append to the same perflog
+
+
+def test_compare_pure():
+    from fabrictest.report.results import PerfRecord
+
+    def rec(v, unit="Gbps", nodes=("n1", "n2"), pvar="bw"):
+        return PerfRecord("T", "T", "s", "p", "e", pvar, v, unit, nodes=list(nodes))
+
+    rows = cmp.compare([rec(10.0)], [rec(9.5)], 0.1)
+    assert rows[0].status == "ok"
+    rows = cmp.compare([rec(10.0)], [rec(8.0, nodes=("n3", "n4"))], 0.1)
+    assert rows[0].status == "REGRESSED" and rows[0].nodes == "n[1-2] -> n[3-4]"
+    rows = cmp.compare([rec(5.0, "us")], [rec(4.0, "us")], 0.1)
+    assert rows[0].status == "improved"
+    rows = cmp.compare([rec(5.0, pvar="a")], [rec(5.0, pvar="b")], 0.1)
+    assert sorted(r.status for r in rows) == ["missing", "new"]
+    assert tag_query(["stack=post-upgrade", "site=x"]) == (
+        "?stack=='post-upgrade' and site=='x'")
+
+
+def test_html_report_from_real_results(rfm_env, tmp_path, capsys):
+    from fabrictest.sweep.core import run_sweep
+    from fabrictest.sweep.runners import SimulatedRunner
+
+    nodes = [f"node{i:02d}" for i in range(1, 9)]
+    res = run_sweep(nodes, SimulatedRunner(nodes, base=0.19, sigma=0.05,
+                                           slow={"node03": 0.25}, down=["node06"], seed=1),
+                    seed=1)
+    sweep_json = tmp_path / "sweep.json"
+    res.write_json(str(sweep_json))
+    out = tmp_path / "report"
+    rc = main(["html", "--tag", "stack=pre-upgrade", "--tag", "stack=post-upgrade",
+               "--sweep", str(sweep_json), "-o", str(out)])
+    assert rc == 0, capsys.readouterr()
+    page = (out / "index.html").read_text()
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert "streams.png" in pngs and "sweep0-matrix.png" in pngs and "sweep0-nodes.png" in pngs
+    assert any(p.startswith("size-TinyFabric") for p in pngs)
+    for p in pngs:
+        assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f'src="{p}"' in page
+    assert "Regression table" in page and "REGRESSED" in page
+    assert "suspect: node03 median" in page and "suspect: node06 unreachable" in page
+    # offline: no external URL of any kind
+    assert not re.search(r"(?:https?:)?//[a-z0-9]", page, re.I)
+    assert "@import" not in page and "<script" not in page
+
+
+def test_html_embed_single_file(stored, tmp_path):
+    tmp, _env, _uuids = stored
+    out = tmp_path / "r"
+    assert main(["html", "--report", str(tmp / "pre-upgrade.json"), "--embed", "-o",
+                 str(out)]) == 0
+    page = (out / "index.html").read_text()
+    assert "data:image/png;base64," in page
+    assert 'src="streams.png"' not in page

@@ -1,0 +1,192 @@
+"""Acceptance on the real vcluster (Slurm over network namespaces on this machine).
+
+One node's link degraded (50 of 200 mbit): the sweep names that node and only that node, in
+the rounds the scheduler promised (2 screening + 1 confirmation). One node's link down: the
+sweep reports it unreachable, and finishes (each pair has a time limit) instead of hanging.
+
+The module brings up its own 4-node cluster (its own state directory) and always takes it
+down again. vcluster's namespaces have fixed names, so when a cluster is already up (someone
+else's) the module skips rather than degrade links under another run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
+NODES = 4
+PAIR_TIMEOUT = 40
+
+
+def _vcluster(state: Path, *args, timeout=300, check=False):
+    cmd = [str(BIN / "vcluster"), "--state-dir", str(state), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def _netns() -> list[str]:
+    try:
+        out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("vcluster needs root (network namespaces, tc, slurmd)")
+    if not (BIN / "vcluster").exists():
+        pytest.skip("the vcluster command is not installed")
+    for exe in ("slurmctld", "slurmd", "salloc", "srun", "munged", "ip", "tc"):
+        if shutil.which(exe) is None and not Path("/usr/sbin", exe).exists():
+            pytest.skip(f"{exe} not found: run scripts/install.sh as root")
+    busy = [n for n in _netns() if n.startswith("vc-")]
+    if busy:
+        pytest.skip(f"a vcluster is already up ({', '.join(busy)}): not degrading links under "
+                    "someone else's run; take it down (vcluster down) to run this acceptance")
+    state = tmp_path_factory.mktemp("vc-sweep")
+    try:
+        up = _vcluster(state, "up", "--nodes", str(NODES), timeout=400)
+        if up.returncode != 0:
+            pytest.skip(f"vcluster can't come up here: {(up.stderr or up.stdout).strip()[-400:]}")
+        env = dict(os.environ)
+        for line in (state / "env.sh").read_text().splitlines():
+            m = re.match(r"export (\w+)=(.*)$", line.strip())
+            if m:
+                env[m.group(1)] = m.group(2).strip("'\"")
+        yield state, env
+    finally:
+        _vcluster(state, "down", timeout=300)
+
+
+def sweep(state: Path, env: dict, tmp_path: Path, name: str, first: list[str] | None = None):
+    """`salloc -N 4 fabric-sweep` on the cluster: (exit code, stdout, json, seconds).
+
+    `first`: a command run inside the allocation before the sweep (a link taken down after
+    the nodes were allocated, so that Slurm has not yet marked the node down).
+    """
+    out = tmp_path / f"{name}.json"
+    argv = [
+        str(BIN / "fabric-sweep"), "--launcher", "slurm", "--seed", "7", "--nmsg", "300",
+        "--pair-timeout", str(PAIR_TIMEOUT), "--json", str(out), "-v",
+    ]  # fmt: skip
+    if first:
+        argv = ["bash", "-c", f"{shlex.join(first)} && exec {shlex.join(argv)}"]
+    cmd = [
+        "salloc", "--partition=vc", f"--nodes={NODES}", "--exclusive", "--no-kill",
+        "--time=15", "--job-name=fabric-sweep-acceptance", *argv,
+    ]  # fmt: skip
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900,
+                          cwd=tmp_path)
+    secs = time.monotonic() - t0
+    (tmp_path / f"{name}.log").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+    assert out.exists(), f"no sweep JSON; salloc exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.returncode, proc.stdout, json.loads(out.read_text()), secs
+
+
+def verdict_lines(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    return lines[lines.index("verdict:") + 1:]
+
+
+def test_healthy_cluster_has_no_suspects(cluster, tmp_path):
+    state, env = cluster
+    rc, out, data, _s = sweep(state, env, tmp_path, "healthy")
+    assert verdict_lines(out) == ["suspects: none"], out
+    assert rc == 0
+    assert data["rounds_used"] == 2
+    assert all(p["status"] == "ok" for p in data["pairs"]), out
+
+
+def test_degraded_link_names_that_node_only(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade", "node03", "50mbit", check=True)
+    try:
+        rc, out, data, _s = sweep(state, env, tmp_path, "degraded")
+    finally:
+        _vcluster(state, "restore", "node03", check=True)
+    lines = verdict_lines(out)
+    assert len(lines) == 1 and lines[0].startswith("suspect: node03 median "), out
+    assert "pairs slow, confirmed with node" in lines[0]
+    assert rc == 1
+    assert data["rounds_used"] == data["planned_rounds"] == 3
+    assert [s["node"] for s in data["suspects"]] == ["node03"]
+
+
+def test_link_down_is_reported_unreachable_not_hung(cluster, tmp_path):
+    state, env = cluster
+    down = [str(BIN / "vcluster"), "--state-dir", str(state), "link-down", "node02"]
+    try:
+        rc, out, data, secs = sweep(state, env, tmp_path, "down", first=down)
+    finally:
+        _vcluster(state, "restore", "node02", check=True)
+    lines = verdict_lines(out)
+    assert len(lines) == 1 and lines[0].startswith("suspect: node02 unreachable ("), out
+    assert rc == 1
+    assert data["rounds_used"] == 3
+    # three rounds, each bounded by the pair time limit (plus the kill grace and startup)
+    assert secs < 3 * (PAIR_TIMEOUT + 15) + 60
+
+
+def test_reframe_sweep_sessions_compared_flag_the_degraded_node(cluster, tmp_path):
+    """The ReFrame SweepTest run twice (healthy, then node03 degraded), both stored with
+    --session-extras; `fabric-report compare --tag ... --tag ...` flags node03 only, and
+    `fabric-report html` draws the sweep from the stored session."""
+    state, env = cluster
+    root = Path(__file__).resolve().parents[2]
+    env = dict(env)
+    env["RFM_CONFIG_FILES"] = str(root / "config" / "reframe" / "settings.py")
+    env["FABRICTEST_RESULTS_DB"] = str(tmp_path / "results.db")
+    env["VCLUSTER_STATE_DIR"] = str(state)
+    env["FABRICTEST_RFM_LOG"] = str(tmp_path / "reframe.log")
+
+    def run(tag, *extra):
+        cmd = [str(BIN / "reframe"), "-c", str(root / "reframe_tests" / "sweep.py"), "-r",
+               "--system", "vcluster", "-n", "SweepTest", "--prefix",
+               str(tmp_path / tag), "--session-extras", f"stack={tag}", "-S",
+               "SweepTest.nmsg=300", "-S", "SweepTest.seed=3", "--nocolor", *extra]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
+                              cwd=tmp_path)
+        (tmp_path / f"{tag}.out").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+        assert re.search(r"PASSED .* Ran 1/2 test case", proc.stdout), proc.stdout[-3000:]
+        return proc
+
+    run("pre-upgrade")
+    _vcluster(state, "degrade", "node03", "50mbit", check=True)
+    try:
+        run("post-upgrade", "-S", "SweepTest.fail_on_suspect=false")
+    finally:
+        _vcluster(state, "restore", "node03", check=True)
+    cmp = subprocess.run(
+        [str(BIN / "fabric-report"), "compare", "--tag", "stack=pre-upgrade", "--tag",
+         "stack=post-upgrade", "--json", str(tmp_path / "cmp.json")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert cmp.returncode == 1, cmp.stdout + cmp.stderr
+    rows = json.loads((tmp_path / "cmp.json").read_text())["rows"]
+    regressed = sorted(r["pvar"] for r in rows if r["status"] == "REGRESSED")
+    assert regressed == ["node03"], cmp.stdout
+    html = subprocess.run(
+        [str(BIN / "fabric-report"), "html", "--tag", "stack=pre-upgrade", "--tag",
+         "stack=post-upgrade", "-o", str(tmp_path / "report")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert html.returncode == 0, html.stdout + html.stderr
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "suspect: node03 median" in page
+    assert (tmp_path / "report" / "sweep0-matrix.png").exists()
