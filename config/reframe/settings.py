@@ -89,7 +89,8 @@ def load_system_fragments(directory: Path = SYSTEMS_DIR) -> list[tuple[int, str,
 def _modes() -> list[dict]:
     return [
         {
-            # everything, one test at a time per partition so that measurements do not overlap
+            # everything; jobs run concurrently up to each partition's max_jobs (1 where tests
+            # would share nodes and disturb each other's figures: local, seren)
             "name": "acceptance",
             "options": ["--exec-policy=async", "-S", "size_profile=full"],
         },
