@@ -3,7 +3,10 @@
 ``transport``: ``rdma`` or ``tcp``; each sets the partition's variables for it
 (``extras.transports``, e.g. orfeo's ``UCX_NET_DEVICES=bond0`` for TCP over the 25 GbE bond),
 exported to the ranks (``mpirun -x``). Performance: ``latency`` (us, 0 bytes, PingPong) and
-``peak_bw`` (MB/s). Binaries: ``+spack``/``+imb`` partitions, else ``IMB_HOME`` or PATH.
+``peak_bw`` (MB/s). Sizes: ``-msglog`` 28 (``extras.imb_msglog`` where a partition caps it,
+e.g. ``local``), 16 with ``size_profile=quick``, or ``-S msglog=``; ``-iter``
+from ``extras.imb_iter`` or ``-S max_repetitions=``. Binaries: ``+spack``/``+imb``
+partitions, else ``IMB_HOME`` or PATH.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class ImbTest(FabricTest):
     transport = parameter(["rdma", "tcp"])
     #: largest size 2**msglog (seed 001: 28); quick profile: 16
     msglog = variable(int, value=0)
+    #: at most this many repetitions per size (-iter); 0: extras.imb_iter, else IMB's default
+    max_repetitions = variable(int, value=0)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
 
@@ -42,8 +47,12 @@ class ImbTest(FabricTest):
             self.transport not in transports,
             f"{part} defines no '{self.transport}' transport (extras.transports)",
         )
-        msglog = self.msglog or (16 if self.size_profile == "quick" else 28)
+        full = int(self.extra("imb_msglog", 28))  # a partition may cap the full profile
+        msglog = self.msglog or (16 if self.size_profile == "quick" else full)
         self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
+        reps = self.max_repetitions or int(self.extra("imb_iter", 0))
+        if reps:
+            self.executable_opts += ["-iter", str(reps)]
         self.place(nodes, 2 // nodes, round_robin=True)
         self.export_to_ranks(dict(transports[self.transport]))
 

@@ -104,12 +104,24 @@ class OsuMbwMrTest(OsuBase):
     @run_after("setup")
     def configure(self):
         sizes = self.extra("node_set_sizes", {})
+        part = self.current_partition.fullname
         nodes = self.mbw_nodes or int(sizes.get(self.scope, self.partition_nodes()))
+        # one host (local): two groups of ranks_per_node ranks stand for two nodes, as the
+        # tx/rx same-node scenario does, up to the host's extras.max_host_ranks (default 2)
+        self.virtual_nodes = nodes < 2 and self.is_local_host
+        if self.virtual_nodes:
+            nodes = 2
+            slots = int(self.extra("max_host_ranks", 2))
+            self.skip_if(
+                2 * self.ranks_per_node > slots,
+                f"osu_mbw_mr on one host: 2 x {self.ranks_per_node} ranks exceed {part}'s "
+                f"{slots} (extras.max_host_ranks)",
+            )
         nodes -= nodes % 2
         self.skip_if(
             nodes < 2,
             f"osu_mbw_mr over a {self.scope} needs >= 2 nodes, "
-            f"{self.current_partition.fullname} has {self.partition_nodes()}",
+            f"{part} has {self.partition_nodes()}",
         )
         self.executable = self.osu_binary("osu_mbw_mr")
         self.executable_opts = self.size_opts()
@@ -117,6 +129,10 @@ class OsuMbwMrTest(OsuBase):
         if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2
+        if self.virtual_nodes:
+            self.num_tasks = nodes * self.ranks_per_node
+            self.job.launcher.options = list(self.extra("launcher_options", []))
+            return
         # block placement: the first half of the ranks (nodes) pairs with the second half
         self.place(nodes, self.ranks_per_node, round_robin=False)
 

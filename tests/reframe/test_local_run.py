@@ -31,7 +31,9 @@ def local_run(tmp_path_factory):
     if shutil.which("mpirun") is None or shutil.which("mpicc") is None:
         pytest.skip("mpirun/mpicc not on PATH: run scripts/install.sh and activate .venv")
     tmp = tmp_path_factory.mktemp("local-run")
-    return run_reframe(["--system", "local", "-r"], tmp, timeout=600)
+    # OSU/IMB on local run for real in test_osu_imb_real.py; here they stay skipped
+    no_osu_imb = {"OSU_HOME": "", "IMB_HOME": ""}
+    return run_reframe(["--system", "local", "-r"], tmp, timeout=600, env=no_osu_imb)
 
 
 def test_local_suite_passes_quickly(local_run):

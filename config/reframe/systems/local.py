@@ -38,6 +38,14 @@ system = {
                 "bisection_reps": 50,
                 # per-iteration times below this are noise on a shared 2-core host
                 "alltomany_noise_floor_s": 0.001,
+                # IMB's full profile (-msglog 28, 256 MiB, 1000 repetitions) took 10 min over
+                # TCP loopback on 2 shared cores (each repetition costs ~2 ms there); 4 MiB and
+                # at most 100 repetitions keep the three IMB runs well under a minute
+                # (-S msglog= / -S max_repetitions= override)
+                "imb_msglog": 22,
+                "imb_iter": 100,
+                # osu_mbw_mr on one host: 2 ranks stand for 2 nodes; more would oversubscribe
+                "max_host_ranks": 2,
                 # IMB between the two local ranks: shared memory, or TCP loopback
                 "transports": {
                     "tcp": {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self"},

@@ -15,7 +15,8 @@ What this module reads from the running cluster's state directory (``$VCLUSTER_S
   ``--system vcluster`` and the shell has not set it (``eval $(vcluster env)`` does it too).
 
 Partition features ``osu``/``imb`` are added when those binaries are found (``OSU_HOME``,
-``IMB_HOME`` or ``PATH``), as the tests expect.
+``IMB_HOME`` or ``PATH``), as the tests expect; the directories found under ``OSU_HOME`` /
+``IMB_HOME`` are prepended to the jobs' ``PATH``, since ``+osu``/``+imb`` tests run them by name.
 """
 
 from __future__ import annotations
@@ -67,18 +68,45 @@ def _selected() -> bool:
     return os.environ.get("RFM_SYSTEM", "").split(":")[0] == "vcluster"
 
 
-def _has_osu() -> bool:
+_OSU_NAMES = ("osu_latency", "osu_bw", "osu_bibw", "osu_mbw_mr", "osu_get_bw")
+
+
+def _exe(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _osu_dirs() -> list[str]:
+    """Directories under OSU_HOME holding the OSU binaries the tests run (an install prefix
+    has pt2pt/ and one-sided/, a 7.x build tree c/mpi/pt2pt/standard/ and c/mpi/one-sided/)."""
     home = os.environ.get("OSU_HOME")
-    if home and any(Path(home).rglob("osu_bw")):
-        return True
-    return shutil.which("osu_bw") is not None
+    if not home:
+        return []
+    dirs: list[str] = []
+    for name in _OSU_NAMES:
+        for path in sorted(Path(home).rglob(name)):
+            if _exe(path) and ".libs" not in path.parts and str(path.parent) not in dirs:
+                dirs.append(str(path.parent))
+                break
+    return dirs
+
+
+def _imb_dirs() -> list[str]:
+    home = os.environ.get("IMB_HOME")
+    if not home:
+        return []
+    return [str(d) for d in (Path(home), Path(home) / "bin") if _exe(d / "IMB-MPI1")][:1]
+
+
+OSU_DIRS = _osu_dirs()
+IMB_DIRS = _imb_dirs()
+
+
+def _has_osu() -> bool:
+    return bool(OSU_DIRS) or shutil.which("osu_bw") is not None
 
 
 def _has_imb() -> bool:
-    home = os.environ.get("IMB_HOME")
-    if home and ((Path(home) / "IMB-MPI1").exists() or (Path(home) / "bin" / "IMB-MPI1").exists()):
-        return True
-    return shutil.which("IMB-MPI1") is not None
+    return bool(IMB_DIRS) or shutil.which("IMB-MPI1") is not None
 
 
 PLAN, _STATE = _plan()
@@ -88,6 +116,14 @@ ACCOUNTING = bool(PLAN.accounting if PLAN else _STATE.get("accounting", False))
 SLURM_CONF = str(PLAN.slurm_conf if PLAN else default_state_dir() / "etc" / "slurm.conf")
 JOB_ENV = dict(PLAN.mpi_env()) if PLAN else {}
 JOB_ENV["SLURM_CONF"] = SLURM_CONF
+# +osu/+imb mean "on PATH" to the tests (they run `osu_bw`, `IMB-MPI1` by name): put what
+# OSU_HOME/IMB_HOME hold there (the nodes share this machine's file system)
+if OSU_DIRS or IMB_DIRS:
+    JOB_ENV["PATH"] = ":".join([*OSU_DIRS, *IMB_DIRS, "$PATH"])
+# osu_get_bw: Open MPI 4.1's default one-sided component (osc/rdma) needs an RMA-capable BTL;
+# over btl/tcp MPI_Win_allocate fails with MPI_ERR_WIN ("invalid window"). osc/pt2pt works.
+if _has_osu():
+    JOB_ENV.setdefault("OMPI_MCA_osc", "pt2pt")
 
 if _selected():
     os.environ.setdefault("SLURM_CONF", SLURM_CONF)
@@ -133,9 +169,13 @@ system = {
                 "ranks_per_node": 2,
                 "max_ranks_per_node": PLAN.cpus if PLAN else 4,
                 "launcher_options": [],
-                # OSU multi-pair scopes (meaningless on one bridge: every scope is all nodes)
-                "node_sets": {s: f"node[01-{NUM_NODES:02d}]" for s in ("switch", "group", "global")},
+                # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
+                # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
+                # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.
                 "link_rate": PLAN.default_rate if PLAN else None,
+                # IMB: the job environment (JOB_ENV) already keeps Open MPI on TCP over the
+                # bridge; 'tcp' is the only transport (no 'rdma': ImbTest skips it saying so)
+                "transports": {"tcp": {}},
                 # all-to-many: per-iteration times below 10 ms are noise on shared cores
                 "alltomany_noise_floor_s": 0.01,
             },
