@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.ibv_devinfo import (
@@ -23,14 +22,11 @@ from fabrictest.parsers.sysfs import (
     roce_active_mtu,
 )
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real-outputs"
-IBV = sorted(REAL.glob("ibv_devinfo*.txt"))
-RDMA = sorted(REAL.glob("rdma-link-*.txt"))
-SINFO = sorted(REAL.glob("sinfo-*.txt"))
+IBV = recordings("ibv_devinfo*.txt", "real-outputs")
+RDMA = recordings("rdma-link-*.txt", "real-outputs")
+SINFO = recordings("sinfo-*.txt", "real-outputs")
 
 
-def read(name: str) -> str:
-    return (REAL / name).read_text()
 
 
 @pytest.mark.parametrize("path", IBV, ids=[p.name for p in IBV])

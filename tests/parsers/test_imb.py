@@ -1,23 +1,14 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.imb import parse_imb
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-FILES = sorted((DATA / "real-outputs").glob("imb-*.txt")) + sorted(
-    (DATA / "seeds").glob("seed*imb*.txt")
-)
+FILES = recordings("imb-*.txt", "real-outputs") + recordings("seed*imb*.txt", "seeds")
 
 
-def read(name: str) -> str:
-    for sub in ("real-outputs", "seeds"):
-        if (DATA / sub / name).is_file():
-            return (DATA / sub / name).read_text()
-    raise FileNotFoundError(name)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

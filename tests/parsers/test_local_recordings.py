@@ -3,25 +3,22 @@ tests on `local` and `vcluster` (tests/data/real-outputs-local/SOURCES.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recordings import DATA, read
 
 from fabrictest.parsers.errors import ParseError
 from fabrictest.parsers.imb import parse_imb
 from fabrictest.parsers.osu import parse_osu
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "real-outputs-local"
+LOCAL = DATA / "real-outputs-local"
 SIZES_4M = [2**i for i in range(23)]  # 1 .. 4 MiB, OSU 7.4's default range (no size 0)
 
 
-def read(name: str) -> str:
-    return (DATA / name).read_text()
 
 
 def test_every_local_recording_is_listed_and_parsed():
-    names = sorted(p.name for p in DATA.glob("*.txt"))
-    sources = (DATA / "SOURCES.md").read_text()
+    names = sorted(p.name for p in LOCAL.glob("*.txt"))
+    sources = (LOCAL / "SOURCES.md").read_text()
     assert len(names) >= 10
     for name in names:
         assert f"`{name}`" in sources, name

@@ -1,18 +1,14 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.perftest import parse_perftest
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "real-outputs"
-FILES = sorted(REAL.glob("ib_*.txt"))
+FILES = recordings("ib_*.txt", "real-outputs")
 
 
-def read(name: str) -> str:
-    return (REAL / name).read_text()
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

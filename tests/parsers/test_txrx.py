@@ -1,18 +1,14 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.txrx import parse_txrx
 
-SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
-FILES = sorted(SEEDS.glob("seed000-txrx-*.txt"))
+FILES = recordings("seed000-txrx-*.txt", "seeds")
 
 
-def read(name: str) -> str:
-    return (SEEDS / name).read_text()
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
