@@ -100,6 +100,16 @@ def _result(node: str, port: PortInfo, check: str, ok: bool, detail: str) -> Che
     return CheckResult(node, port.device or "?", str(port.port), check, ok, detail)
 
 
+def _at_least(value, shown: str, minimum, minimum_shown: str) -> tuple[bool, str]:
+    """A figure against its expected minimum: missing fails only when a minimum is set."""
+    if value is None:
+        return minimum is None, "not reported"
+    if minimum is None:
+        return True, f"{shown} (no minimum set)"
+    ok = value >= minimum
+    return ok, f"{shown} {'>=' if ok else '<'} {minimum_shown}"
+
+
 def evaluate_port(port: PortInfo, expect: HealthExpectations, node: str = "-") -> list[CheckResult]:
     """Every port check, passed or not, in a fixed order."""
     out = [
@@ -119,40 +129,18 @@ def evaluate_port(port: PortInfo, expect: HealthExpectations, node: str = "-") -
     else:
         ok = port.link_layer == expect.link_layer
         out.append(_result(node, port, "link_layer", ok, f"{layer} (expected {expect.link_layer})"))
-    if port.active_mtu is None:
-        out.append(_result(node, port, "active_mtu", expect.min_mtu is None, "not reported"))
-    elif expect.min_mtu is None:
-        out.append(_result(node, port, "active_mtu", True, f"{port.active_mtu} (no minimum set)"))
-    else:
-        ok = port.active_mtu >= expect.min_mtu
-        out.append(
-            _result(
-                node,
-                port,
-                "active_mtu",
-                ok,
-                f"{port.active_mtu} {'>=' if ok else '<'} {expect.min_mtu}",
-            )
-        )
-    if port.rate_gbps is None:
-        out.append(_result(node, port, "rate", expect.min_rate_gbps is None, "not reported"))
-    else:
-        rate = f"{port.rate_gbps:g} Gb/s"
-        if port.active_width and port.active_speed_gbps:
-            rate += f" ({port.active_width}X {port.active_speed_gbps:g})"
-        if expect.min_rate_gbps is None:
-            out.append(_result(node, port, "rate", True, f"{rate} (no minimum set)"))
-        else:
-            ok = port.rate_gbps >= expect.min_rate_gbps
-            out.append(
-                _result(
-                    node,
-                    port,
-                    "rate",
-                    ok,
-                    f"{rate} {'>=' if ok else '<'} {expect.min_rate_gbps:g} Gb/s",
-                )
-            )
+    mtu_ok, mtu_detail = _at_least(
+        port.active_mtu, str(port.active_mtu), expect.min_mtu, str(expect.min_mtu)
+    )
+    out.append(_result(node, port, "active_mtu", mtu_ok, mtu_detail))
+    rate = f"{port.rate_gbps:g} Gb/s" if port.rate_gbps is not None else ""
+    if port.active_width and port.active_speed_gbps:
+        rate += f" ({port.active_width}X {port.active_speed_gbps:g})"
+    min_rate = expect.min_rate_gbps
+    rate_ok, rate_detail = _at_least(
+        port.rate_gbps, rate, min_rate, f"{min_rate:g} Gb/s" if min_rate is not None else ""
+    )
+    out.append(_result(node, port, "rate", rate_ok, rate_detail))
     require = expect.require_rocev2_gid
     if require is None:
         require = port.link_layer == "Ethernet"
