@@ -152,8 +152,40 @@ def _f(v) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str,
-                 tolerance: float | None) -> str:
+def compared(rows: Sequence[CompareRow]) -> int:
+    """Figures that had a value on both sides (or a value and a reference)."""
+    return sum(r.base is not None and r.target is not None for r in rows)
+
+
+def verdict(rows: Sequence[CompareRow], unreadable: int, tolerance: float | None,
+            allow_missing: bool = False) -> tuple[str, int]:
+    """The closing line and the exit status: 0 figures compared and none regressed, 1 a
+    figure regressed, has no value in the target or (unless `allow_missing`) is missing from
+    it, 2 nothing could be compared."""
+    n = compared(rows)
+    count = {s: sum(r.status == s for r in rows) for s in
+             ("REGRESSED", "failed", "new", "missing")}
+    tol = "the references' bands" if tolerance is None else f"{100 * tolerance:g}%"
+    parts = [f"compared {n} figures: {count['REGRESSED']} regressed beyond {tol}"]
+    if count["failed"]:
+        parts.append(f"{count['failed']} without a value in the target")
+    if count["missing"]:
+        parts.append(f"{count['missing']} missing from the target"
+                     + (" (allowed)" if allow_missing else ""))
+    other = [f"{count['new']} not in the base" if count["new"] else "",
+             f"could not read {unreadable}"]
+    line = ", ".join(parts) + "; " + ", ".join(o for o in other if o)
+    failing = ("REGRESSED", "failed") + (() if allow_missing else ("missing",))
+    bad = [f"{r.test} {r.pvar}" for r in rows if r.status in failing]
+    if bad:
+        shown = ", ".join(bad[:20]) + (f" and {len(bad) - 20} more" if len(bad) > 20 else "")
+        line += ": " + shown
+    if n == 0:
+        return line, 2
+    return line, (1 if bad else 0)
+
+
+def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str) -> str:
     head = ["test", "scenario", "system", "nodes", "figure", "unit", base_label, target_label,
             "change", "status"]
     body = []
@@ -166,12 +198,4 @@ def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str,
     lines.append("  ".join("-" * w for w in widths))
     for b in body:
         lines.append("  ".join(str(x).ljust(w) for x, w in zip(b, widths, strict=True)).rstrip())
-    n_bad = sum(r.status == "REGRESSED" for r in rows)
-    tol = "the references' bands" if tolerance is None else f"{100 * tolerance:g}%"
-    lines.append("")
-    lines.append(
-        f"{n_bad} of {len(rows)} figures regressed beyond {tol}"
-        + (": " + ", ".join(f"{r.test} {r.pvar}" for r in rows if r.status == "REGRESSED")
-           if n_bad else "")
-    )
     return "\n".join(lines) + "\n"
