@@ -156,21 +156,24 @@ def test_against_references_needs_a_figure_with_a_reference(inputs):
 def test_exit_0_only_when_figures_were_compared_and_none_regressed(inputs):
     rc, out, err = fabric_report("compare", "--report", inputs["pre"], "--report", inputs["pre"])
     assert rc == 0 and err == ""
-    assert out.splitlines()[-1] == ("compared 24 figures: 0 regressed beyond 10%; "
+    assert out.splitlines()[-1] == ("compared 24 figures: 0 regressed beyond 10%; noise "
+                                    "unknown for 24 (fewer than 3 sessions on a side), "
                                     "could not read 0")
     rc, out, _err = fabric_report("compare", "--report", inputs["pre"], "--report",
                                   inputs["post"])
     assert rc == 1
     assert out.splitlines()[-1].startswith("compared 24 figures: 22 regressed beyond 10%; "
-                                           "could not read 0: TinyFabric")
+                                           "noise unknown for 24 (fewer than 3 sessions on a "
+                                           "side), could not read 0: TinyFabric")
 
 
 def test_unreadable_lines_are_counted(inputs):
     rc, out, _err = fabric_report("compare", "--perflog", inputs["d"] / "half-garbage.log",
                                   "--perflog", inputs["d"] / "half-garbage.log")
     assert rc == 0
-    assert out.splitlines()[-1] == "compared 24 figures: 0 regressed beyond 10%; " \
-                                   "could not read 4"
+    assert out.splitlines()[-1] == ("compared 24 figures: 0 regressed beyond 10%; noise "
+                                    "unknown for 24 (fewer than 3 sessions on a side), "
+                                    "could not read 4")
 
 
 def test_a_figure_missing_from_the_target_fails_unless_allowed(inputs):
@@ -179,12 +182,14 @@ def test_a_figure_missing_from_the_target_fails_unless_allowed(inputs):
     assert rc == 1
     last = out.splitlines()[-1]
     assert last.startswith("compared 12 figures: 0 regressed beyond 10%, 12 missing from the "
-                           "target; could not read 0: TinyFabric %scenario=paired")
+                           "target; noise unknown for 12 (fewer than 3 sessions on a side), "
+                           "could not read 0: TinyFabric %scenario=paired")
     rc, out, _err = fabric_report("compare", "--allow-missing", "--report", inputs["pre"],
                                   "--report", one)
     assert rc == 0
     assert out.splitlines()[-1] == ("compared 12 figures: 0 regressed beyond 10%, 12 missing "
-                                    "from the target (allowed); could not read 0")
+                                    "from the target (allowed); noise unknown for 12 (fewer "
+                                    "than 3 sessions on a side), could not read 0")
 
 
 def test_html_refuses_what_it_cannot_do_before_any_work(inputs, tmp_path):

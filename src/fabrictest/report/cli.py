@@ -24,7 +24,14 @@ import os
 import sys
 from pathlib import Path
 
-from .compare import against_references, compare, compared, render_table, verdict
+from .compare import (
+    NOISE_FACTOR,
+    against_references,
+    compare,
+    compared,
+    render_table,
+    verdict,
+)
 from .results import ResultsError, ResultSet
 from .sources import Source, check, read, writable_dir, writable_file
 
@@ -61,6 +68,16 @@ def tolerance(text: str) -> float:
     if not math.isfinite(value) or not 0 <= value < 1:
         raise argparse.ArgumentTypeError(
             f"{text} is not a fraction in [0, 1) (0.1 means 10%)")
+    return value
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
     return value
 
 
@@ -109,7 +126,7 @@ def cmd_compare(args) -> int:
     else:
         a, b = (_load(s) for s in args.sources)
         tol = 0.10 if args.tolerance is None else args.tolerance
-        rows = compare(a.records, b.records, tol)
+        rows = compare(a.records, b.records, tol, args.noise_factor)
         base_label, target_label = a.label, b.label
         unreadable = a.unreadable + b.unreadable
         if not compared(rows):
@@ -221,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tolerance", type=tolerance, default=None,
                    help="fraction in [0, 1) a figure may move in the bad direction (default "
                         "0.10; with --against-references: the references' own bands)")
+    c.add_argument("--noise-factor", type=positive, default=NOISE_FACTOR, metavar="K",
+                   help="with 3 or more sessions on each side, a change must also exceed K "
+                        "times the sessions' combined relative spread (1.4826 x MAD) and "
+                        f"leave the base's range to count (default {NOISE_FACTOR:g})")
     c.add_argument("--allow-missing", action="store_true",
                    help="a figure of the base missing from the target (a target that ran "
                         "fewer tests) does not fail the comparison")
