@@ -24,6 +24,8 @@ import os
 import sys
 from pathlib import Path
 
+from .calibrate import FACTOR, FLOOR, MAX_BOUND
+from .calibrate_cmd import cmd_calibrate
 from .compare import (
     NOISE_FACTOR,
     against_references,
@@ -227,6 +229,13 @@ def cmd_html(args) -> int:
     return 0
 
 
+def fraction(text: str) -> float:
+    value = positive(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction in (0, 1)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="fabric-report", description=__doc__.split("\n\n")[0],
@@ -257,12 +266,39 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--tolerance", type=tolerance, default=None)
     h.add_argument("--embed", action="store_true", help="embed the PNGs in the HTML (base64)")
     h.set_defaults(func=cmd_html)
+    k = sub.add_parser(
+        "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
+        description="reference = the sessions' median; bound = the largest of --floor, "
+                    "--factor x 1.4826 MAD and the farthest session, on the side that matters "
+                    "(rates: lower, times: upper). Merged into the system's reference file; "
+                    "other tests, entries, comments and provenance are kept as they are.")
+    _add_sources(k)
+    k.add_argument("--system", help="the system to calibrate (default: the sessions' only one)")
+    k.add_argument("--factor", type=positive, default=FACTOR,
+                   help=f"times the robust spread (1.4826 x MAD) (default {FACTOR:g})")
+    k.add_argument("--floor", type=fraction, default=FLOOR,
+                   help=f"the tightest bound, a fraction (default {FLOOR:g})")
+    k.add_argument("--max-bound", type=positive, default=MAX_BOUND,
+                   help="refuse a figure whose bound would be wider than this fraction "
+                        f"(default {MAX_BOUND:g})")
+    k.add_argument("--only", metavar="REGEX", help="figures whose 'test figure' matches")
+    k.add_argument("--exclude", metavar="REGEX", help="leave out figures whose 'test figure' "
+                                                      "matches")
+    k.add_argument("--reference-dir", metavar="DIR",
+                   help="where <system>.yaml is (default $RFM_REFERENCE_PREFIX, else reference/)")
+    k.add_argument("-o", "--output", metavar="FILE", help="write this file instead")
+    k.add_argument("--dry-run", action="store_true",
+                   help="print the entries and the file's diff, write nothing")
+    k.set_defaults(func=cmd_calibrate)
     return ap
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     try:
+        if args.func is cmd_calibrate:
+            return cmd_calibrate(args, argv)  # it records its command line
         return args.func(args)
     except ResultsError as err:
         print(f"fabric-report: {err}", file=sys.stderr)

@@ -110,11 +110,10 @@ class ResultSet:
         self.testcases += other.testcases
 
 
-def _scalars(tc: dict) -> dict:
-    """The test case's variables and parameters with plain values (what may index a
-    reference or shape a figure)."""
-    return {k: v for k, v in tc.items()
-            if isinstance(v, (str, int, float, bool)) or v is None}
+def _variables(tc: dict) -> dict:
+    """The test case's variables and parameters (what may index a reference or shape a
+    figure), and ReFrame's facts about it (fail_phase, job_nodelist, ...)."""
+    return {k: v for k, v in tc.items() if k != "perfvalues"}
 
 
 def read_report(data, source: str = "") -> ResultSet:
@@ -175,7 +174,7 @@ def read_report(data, source: str = "") -> ResultSet:
                         time=_num(tc.get("job_completion_time_unix")),
                         outputdir=tc.get("outputdir") or "",
                         source=source or uuid,
-                        variables=_scalars(tc),
+                        variables=_variables(tc),
                     )
                 )
     return out
