@@ -214,6 +214,9 @@ def test_a_figure_missing_from_a_session_is_refused(sessions, tmp_path):
                         r"missing from 1 of 3 sessions \([0-9a-f]{8}\)", missing[0])
     assert lines[-1] == ("fabric-report: nothing written (3 figures refused; --exclude them, "
                          "or run more sessions)")
+    # selecting the figure does not hide the session that lacks it
+    lines = _refused(["--report", glob, "--only", "TxRxTest"], env, target)
+    assert len(lines) == 4 and "missing from 1 of 3 sessions" in lines[0]
     # leaving them out calibrates the rest
     rc, out, err = fabric_report("calibrate", "--report", glob, "--exclude", "TxRxTest", "-o",
                                  target, env=env)

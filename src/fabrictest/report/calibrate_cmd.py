@@ -53,13 +53,15 @@ def cmd_calibrate(args, argv: list[str]) -> int:
             raise ResultsError(f"the sessions ran on several systems ({', '.join(systems)}): "
                                "pick one with --system")
         system = systems[0]
-    records = [r for r in res.records if r.system == system
-               and (only is None or only.search(f"{r.test} {r.pvar}"))
+    of_system = [r for r in res.records if r.system == system]
+    # every session of the system counts, also one that lacks the selected figures
+    sessions = sorted({r.session for r in of_system})
+    records = [r for r in of_system
+               if (only is None or only.search(f"{r.test} {r.pvar}"))
                and not (exclude and exclude.search(f"{r.test} {r.pvar}"))]
     if not records:
         raise ResultsError(f"no figure of system {system!r} in the sources"
                            + (" (after --only/--exclude)" if only or exclude else ""))
-    sessions = sorted({r.session for r in records})
     if len(sessions) < stats.MIN_SESSIONS:
         raise ResultsError(f"calibrate needs at least {stats.MIN_SESSIONS} sessions of "
                            f"{system}, got {len(sessions)} ({', '.join(sessions)})")
