@@ -33,9 +33,12 @@ LOOSE = ["--factor", "0.5", "--floor", "0.95", "--max-bound", "0.99"]
 
 
 def _run_suite(tmp, env, *extra):
-    proc = reframe(env, tmp, "-c", str(ROOT / "reframe_tests"), "-r", "--system", "local",
-                   *SUBSET, "--prefix", str(tmp / "out"), "--nocolor", *extra)
-    return proc
+    """One real session of SUBSET; everything it writes stays in `tmp`."""
+    if "--report-file" not in extra:
+        extra = (*extra, "--report-file", str(tmp / "last-report.json"))
+    return reframe(env, tmp, "-c", str(ROOT / "reframe_tests"), "-r", "--system", "local",
+                   *SUBSET, "--prefix", str(tmp / "out"), "--perflogdir", str(tmp / "perflogs"),
+                   "--nocolor", *extra)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def sessions(tmp_path_factory):
     uuids = []
     for i in range(3):
         proc = _run_suite(tmp, env, "--session-extras", "calib=healthy", "--report-file",
-                          str(tmp / f"run{i}.json"), "--perflogdir", str(tmp / "perflogs"))
+                          str(tmp / f"run{i}.json"))
         m = re.search(r"stored with UUID: (\S+)", proc.stdout)
         assert m and "PASSED" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
         uuids.append(m.group(1))
