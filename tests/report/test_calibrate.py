@@ -51,7 +51,14 @@ def sessions(tmp_path_factory):
         proc = _run_suite(tmp, env, "--session-extras", "calib=healthy", "--report-file",
                           str(tmp / f"run{i}.json"))
         m = re.search(r"stored with UUID: (\S+)", proc.stdout)
-        assert m and "PASSED" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
+        assert m, proc.stdout[-3000:] + proc.stderr[-2000:]
+        # the figures must be whole; the repository's references may fail them (under load
+        # on this shared machine, or because they are wrong: what calibrating is for)
+        report = json.loads((tmp / f"run{i}.json").read_text())
+        cases = [tc for run in report["runs"] for tc in run["testcases"]]
+        assert sum(bool(tc.get("perfvalues")) for tc in cases) == 2, proc.stdout[-3000:]
+        assert all(tc["fail_phase"] in (None, "performance") for tc in cases), \
+            proc.stdout[-3000:]
         uuids.append(m.group(1))
     return tmp, env, uuids
 
