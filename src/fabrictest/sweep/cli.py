@@ -19,14 +19,16 @@ import shutil
 import sys
 
 from . import nodes as nodeset
+from . import options, specs
 from .core import run_sweep
+from .options import OneLineParser, UsageError, parse_count, parse_number
 from .output import render
 from .runners import LocalRunner, OsuBw, SimulatedRunner, SlurmRunner, Txrx
 from .verdict import VerdictParams
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="fabric-sweep",
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("\n\n", 1)[1],
@@ -44,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "auto: slurm inside an allocation, else mpirun")
     g.add_argument("--all-local", action="store_true",
                    help="mpirun: run every pair on this host (smoke test of the chain)")
-    g.add_argument("--pair-timeout", type=float, default=120.0,
-                   help="seconds a pair may take before it counts as failed (default 120)")
-    g.add_argument("--max-concurrent", type=int, default=256,
+    g.add_argument("--pair-timeout", type=parse_number, default=120.0,
+                   help="seconds a pair may take before it counts as failed (default 120, "
+                        f"at most {options.MAX_PAIR_TIMEOUT:g})")
+    g.add_argument("--max-concurrent", type=parse_count, default=256,
                    help="pairs launched at once within a round (default 256)")
     g.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="extra srun argument (repeat); also $FABRIC_SWEEP_SRUN_ARGS")
@@ -56,29 +59,31 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("measurement")
     g.add_argument("--test", choices=["txrx", "osu_bw"], default="txrx")
     g.add_argument("--method", choices=["mpi", "rdma"], default="mpi", help="txrx method")
-    g.add_argument("--msg-size", type=int, default=65536)
-    g.add_argument("--nmsg", type=lambda s: int(s.replace("_", "")), default=500)
-    g.add_argument("--num-blks", type=int, default=10)
-    g.add_argument("--num-cmsgs", type=int, default=100)
+    g.add_argument("--msg-size", type=parse_count, default=65536)
+    g.add_argument("--nmsg", type=parse_count, default=500)
+    g.add_argument("--num-blks", type=parse_count, default=10)
+    g.add_argument("--num-cmsgs", type=parse_count, default=100)
     g.add_argument("--txrx-arg", action="append", default=[], metavar="ARG")
     g.add_argument("--osu-bw", default=None, help="osu_bw executable (default: $OSU_HOME or PATH)")
-    g.add_argument("--osu-size", type=int, default=1 << 20)
+    g.add_argument("--osu-size", type=parse_count, default=1 << 20)
 
     g = ap.add_argument_group("schedule and verdict")
-    g.add_argument("--rounds", type=int, default=2, help="screening matchings (default 2)")
-    g.add_argument("--confirm", type=int, default=1,
+    g.add_argument("--rounds", type=parse_count, default=2,
+                   help="screening matchings (default 2, at least 1)")
+    g.add_argument("--confirm", type=parse_count, default=1,
                    help="confirmation rounds against known-good partners (default 1)")
-    g.add_argument("--seed", type=int, default=None)
-    g.add_argument("--expect", type=float, default=None,
-                   help="reference figure of a healthy pair (default: the cluster's median)")
-    g.add_argument("--z-screen", type=float, default=VerdictParams.z_screen)
-    g.add_argument("--z-confirm", type=float, default=VerdictParams.z_confirm)
-    g.add_argument("--min-drop", type=float, default=VerdictParams.min_drop)
+    g.add_argument("--seed", type=parse_count, default=None)
+    g.add_argument("--expect", type=parse_number, default=None,
+                   help="reference figure of a healthy pair (default: the cluster's median); "
+                        "positive")
+    g.add_argument("--z-screen", type=parse_number, default=VerdictParams.z_screen)
+    g.add_argument("--z-confirm", type=parse_number, default=VerdictParams.z_confirm)
+    g.add_argument("--min-drop", type=parse_number, default=VerdictParams.min_drop)
 
     g = ap.add_argument_group("simulation (--launcher sim)")
     g.add_argument("--sim-slow", action="append", default=[], metavar="NODE=FACTOR")
     g.add_argument("--sim-down", action="append", default=[], metavar="NODE")
-    g.add_argument("--sim-sigma", type=float, default=0.05)
+    g.add_argument("--sim-sigma", type=parse_number, default=0.05)
 
     g = ap.add_argument_group("output")
     g.add_argument("--json", metavar="PATH", help="write everything as JSON (fabric-report)")
@@ -101,7 +106,11 @@ def _osu_exe(given: str | None) -> str:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+        options.check(args)
+    except UsageError as err:
+        return options.fail(str(err))
 
     def log(msg: str) -> None:
         if args.verbose:
@@ -112,17 +121,28 @@ def main(argv=None) -> int:
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile
         )
     except nodeset.NodeSetError as err:
-        print(f"fabric-sweep: {err}", file=sys.stderr)
-        return 2
+        return options.fail(str(err))
 
     measure_timeout = max(1.0, args.pair_timeout - 5.0)
-    if args.test == "txrx":
-        measurement = Txrx(
-            method=args.method, msg_size=args.msg_size, nmsg=args.nmsg, num_blks=args.num_blks,
-            num_cmsgs=args.num_cmsgs, timeout=measure_timeout, extra=args.txrx_arg,
-        )  # fmt: skip
-    else:
-        measurement = OsuBw(exe=_osu_exe(args.osu_bw), size=args.osu_size)
+    try:
+        if args.test == "txrx":
+            if args.launcher != "sim":
+                options.check_txrx(args.method, args.msg_size, args.nmsg, args.num_blks,
+                                   args.num_cmsgs, measure_timeout)
+            measurement = Txrx(
+                method=args.method, msg_size=args.msg_size, nmsg=args.nmsg,
+                num_blks=args.num_blks, num_cmsgs=args.num_cmsgs, timeout=measure_timeout,
+                extra=args.txrx_arg,
+            )  # fmt: skip
+        else:
+            measurement = OsuBw(exe=_osu_exe(args.osu_bw), size=args.osu_size)
+            if args.launcher != "sim" and shutil.which(measurement.exe) is None:
+                raise UsageError(f"osu_bw not found ({measurement.exe}): set OSU_HOME, put it "
+                                 "on PATH or give --osu-bw")
+        slow = specs.parse_slow(args.sim_slow, names)
+        down = specs.parse_down(args.sim_down, names)
+    except (UsageError, specs.SpecError) as err:
+        return options.fail(str(err))
 
     launcher = args.launcher
     if launcher == "auto":
@@ -130,18 +150,13 @@ def main(argv=None) -> int:
         launcher = "slurm" if in_alloc and not args.all_local else "mpirun"
     kw = dict(pair_timeout=args.pair_timeout, max_concurrent=args.max_concurrent, log=log)
     if launcher == "sim":
-        slow = {}
-        for item in args.sim_slow:
-            node, _, factor = item.partition("=")
-            slow[node] = float(factor or 0.25)
-        runner = SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=args.sim_down,
+        runner = SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=down,
                                  seed=args.seed, unit=measurement.unit)
     elif launcher == "slurm":
         if not os.environ.get("SLURM_JOB_ID"):
-            print("fabric-sweep: --launcher slurm runs inside an allocation, e.g. "
-                  f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep",
-                  file=sys.stderr)
-            return 2
+            return options.fail(
+                "--launcher slurm runs inside an allocation, e.g. "
+                f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep")
         runner = SlurmRunner(measurement, srun_args=args.srun_arg, **kw)
     else:
         runner = LocalRunner(measurement, all_local=args.all_local,
@@ -152,10 +167,14 @@ def main(argv=None) -> int:
     log(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
     res = run_sweep(names, runner, rounds=args.rounds, confirm=args.confirm, seed=args.seed,
                     params=params, expect=args.expect, log=log)
-    if args.json:
-        res.write_json(args.json)
     sys.stdout.write(render(res, pairs=not args.no_pairs))
     sys.stdout.flush()
+    if args.json:
+        try:
+            res.write_json(args.json)
+        except OSError as err:  # checked up front; the directory may have gone since
+            print(f"fabric-sweep: error: --json {args.json}: {err}", file=sys.stderr)
+            return 2
     return 1 if res.verdict.suspects else 0
 
 
