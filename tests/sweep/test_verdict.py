@@ -135,3 +135,45 @@ def test_timeout_counts_as_failed_evidence():
     assert cands == ["a"]
     v = decide("abcd", rs, level, cands, "Gbps")
     assert v.lines() == ["suspect: a unreachable (3/3 pairs failed, confirmed with d)"]
+
+
+def test_a_failed_pair_never_vanishes_into_suspects_none():
+    # c,d timed out once but both are fine with other partners: no suspect, and no
+    # "suspects: none" either (the vcluster flake: a pair with no result within 40 s)
+    rs = [
+        PairResult(0, "screen", "a", "b", "ok", 1.0),
+        PairResult(0, "screen", "c", "d", "timeout",
+                   detail="no result within 40 s; slurmstepd-node03: error: Waiting up to 7 s"),
+        PairResult(1, "screen", "a", "c", "ok", 1.0),
+        PairResult(1, "screen", "b", "d", "ok", 1.0),
+    ]
+    level = estimate_level(rs)
+    cands, _ = screening_candidates("abcd", rs, level)
+    v = decide("abcd", rs, level, cands, "Gbps")
+    assert not v.suspects and not v.healthy
+    assert v.lines() == [
+        "failed pair: c,d in round 0 (timeout: no result within 40 s; slurmstepd-node03: "
+        "error: Waiting up to 7 s); both nodes fine with other partners"
+    ]
+
+
+class FlakyRunner(SimulatedRunner):
+    """The simulation, except that the first pair of round 0 times out."""
+
+    def run_round(self, rnd):
+        out = super().run_round(rnd)
+        if rnd.index == 0:
+            r = out[0]
+            r.status, r.value, r.detail = "timeout", None, "no result within 40 s"
+        return out
+
+
+def test_sweep_with_one_flaky_pair_is_not_healthy():
+    nodes = names(8)
+    res = run_sweep(nodes, FlakyRunner(nodes, sigma=0.05, seed=3), seed=3)
+    assert res.suspects == []
+    lines = res.verdict.lines()
+    assert "suspects: none" not in lines
+    assert len(lines) == 1 and lines[0].startswith("failed pair: ")
+    assert res.to_dict()["healthy"] is False
+    assert render(res).rstrip().endswith(lines[0])

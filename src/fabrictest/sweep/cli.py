@@ -7,8 +7,9 @@ Examples:
     fabric-sweep 'node[01-16]' --launcher sim --sim-slow node03=0.25   # simulation
 
 Output: a summary, the per-node table, the raw pair figures, then `verdict:` and one line per
-suspect (`suspect: NODE ...` with its evidence) or `suspects: none`. Exit status 0 when there
-are no suspects, 1 when there are, 2 when the sweep could not run.
+suspect (`suspect: NODE ...` with its evidence) and per pair that gave no figure although both
+its nodes are fine (`failed pair: ...`), or `suspects: none`. Exit status 0 for
+`suspects: none`, 1 otherwise, 2 when the sweep could not run.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
         except OSError as err:  # checked up front; the directory may have gone since
             print(f"fabric-sweep: error: --json {args.json}: {err}", file=sys.stderr)
             return 2
-    return 1 if res.verdict.suspects else 0
+    return 0 if res.verdict.healthy else 1
 
 
 if __name__ == "__main__":

@@ -64,6 +64,8 @@ class SweepResult:
             "pairs": [r.to_dict() for r in self.results],
             "nodes_table": [asdict(row) for row in v.table],
             "suspects": [asdict(s) for s in v.suspects],
+            "failed_pairs": [r.to_dict() for r in v.failed_pairs],
+            "healthy": v.healthy,
             "verdict": v.lines(),
         }
 

@@ -215,11 +215,23 @@ class Verdict:
     unit: str
     suspects: list[Suspect]
     table: list[NodeRow]
+    # pairs that gave no figure although neither of their nodes is a suspect: never
+    # "suspects: none" while a measurement is missing
+    failed_pairs: list[PairResult] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.suspects and not self.failed_pairs
 
     def lines(self) -> list[str]:
-        if not self.suspects:
+        if self.healthy:
             return ["suspects: none"]
-        return [s.line(self.level, self.unit) for s in self.suspects]
+        out = [s.line(self.level, self.unit) for s in self.suspects]
+        for r in self.failed_pairs:
+            why = " ".join((r.detail or r.status).split())[:160]
+            out.append(f"failed pair: {r.a},{r.b} in round {r.round} ({r.status}: {why}); "
+                       "both nodes fine with other partners")
+        return out
 
 
 def _fmt(v: float | None) -> str:
@@ -299,4 +311,5 @@ def decide(
         vals = own if (own and row.node not in bad) else [r.value for r in rs]
         row.figure = statistics.median(vals) if vals else None
         row.ratio = (row.figure / level.center) if (vals and level.center) else None
-    return Verdict(level=level, unit=unit, suspects=suspects, table=table)
+    failed = [r for r in results if not r.ok and r.a not in bad and r.b not in bad]
+    return Verdict(level=level, unit=unit, suspects=suspects, table=table, failed_pairs=failed)
