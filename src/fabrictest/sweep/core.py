@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,6 +48,27 @@ class SweepResult:
     def suspects(self) -> list[str]:
         return [s.node for s in self.verdict.suspects]
 
+    def figures(self) -> dict[str, tuple[float, str]]:
+        """Every figure the sweep measured, by name, for ReFrame's perflog and the report:
+        the cluster level, each node's own figure, each pair's figure (`a<->b`, the median when
+        it was measured more than once); counts of suspects and failed pairs."""
+        out: dict[str, tuple[float, str]] = {}
+        if self.level.center is not None:
+            out["cluster_level"] = (float(self.level.center), self.unit)
+        for row in self.verdict.table:
+            if row.figure is not None:
+                out[row.node] = (float(row.figure), self.unit)
+        by_pair: dict[str, list[float]] = {}
+        for r in self.results:
+            if r.ok:
+                by_pair.setdefault("<->".join(sorted((r.a, r.b))), []).append(r.value)
+        for name, vals in by_pair.items():
+            out[name] = (float(statistics.median(vals)), self.unit)
+        out["rounds_used"] = (float(len(self.rounds)), "rounds")
+        out["suspects"] = (float(len(self.verdict.suspects)), "nodes")
+        out["failed_pairs"] = (float(len(self.verdict.failed_pairs)), "count")
+        return out
+
     def to_dict(self) -> dict:
         v = self.verdict
         return {
@@ -67,6 +89,7 @@ class SweepResult:
             "failed_pairs": [r.to_dict() for r in v.failed_pairs],
             "healthy": v.healthy,
             "verdict": v.lines(),
+            "figures": {name: list(fig) for name, fig in self.figures().items()},
         }
 
     def write_json(self, path: str) -> None:
