@@ -1,16 +1,20 @@
 """Node-pair sweep: `fabric-sweep` inside one allocation of every node of a partition.
 
 The job script runs `fabric-sweep --launcher slurm` once (local launcher); the sweep itself
-starts concurrent `srun` steps, each pinned to its two nodes, in a few rounds, and ends with
-`suspect: NODE ...` lines or `suspects: none`.
+starts concurrent `srun` steps, each pinned to its two nodes, both directions of every pair,
+in a few rounds (2 screening, extra ones for ambiguous nodes up to `max_rounds`), and ends
+with `suspect: NODE send|receive ...` lines or `suspects: none`.
 
 Sanity: the sweep ran to its verdict (exit status 0 or 1, the verdict printed, `sweep.json`
 whole). Sanity does not judge the verdict, so that the figures are recorded whatever it is.
 Performance: every figure the sweep measured (`figures` of `sweep.json`): the cluster level,
-each node's own figure (one variable per node), each pair's figure, the rounds used and the
-numbers of suspects and failed pairs; `sweep.json` is kept for `fabric-report html`.
-Verdict: after the figures are recorded, a suspect (or a pair that gave no figure) fails the
-test with the verdict lines as the message, unless `-S SweepTest.fail_on_suspect=false`.
+each node's own figure (`NODE`, the lower of its two directions) and each direction
+(`NODE_send`, `NODE_recv`), each run (`a->b`: a sends), the rounds used and the numbers of
+suspects, failed runs and undecided node-directions; `sweep.json` is kept for
+`fabric-report html`.
+Verdict: after the figures are recorded, anything but `suspects: none` (a suspect, a run that
+gave no figure, an undecided node) fails the test with the verdict lines as the message,
+unless `-S SweepTest.fail_on_suspect=false`.
 Skipped with a reason on partitions of fewer than two nodes or without Slurm.
 
 `-S SweepTest.launcher=sim` runs the sweep's simulation instead (nodes `sim_nodes`, faults
@@ -66,6 +70,7 @@ class SweepTest(rfm.RunOnlyRegressionTest):
     msg_size = variable(int, value=65536)
     pair_timeout = variable(int, value=120)
     rounds = variable(int, value=2)
+    max_rounds = variable(int, value=8)
     seed = variable(int, value=-1)
     fail_on_suspect = variable(typ.Bool, value=True)
     sweep_options = variable(typ.List[str], value=[])
@@ -109,7 +114,7 @@ class SweepTest(rfm.RunOnlyRegressionTest):
             "--test", "txrx", "--method", self.method,
             "--msg-size", str(self.msg_size), "--nmsg", str(self.nmsg),
             "--pair-timeout", str(self.pair_timeout), "--rounds", str(self.rounds),
-            "--json", "sweep.json", "-v",
+            "--max-rounds", str(self.max_rounds), "--json", "sweep.json", "-v",
         ]  # fmt: skip
         if self.launcher == "sim":
             self.num_tasks = 1

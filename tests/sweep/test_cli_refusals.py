@@ -56,7 +56,13 @@ def assert_refused(proc: subprocess.CompletedProcess, first_line: str) -> None:
         (["--sim-sigma", "-0.1"], "--sim-sigma must be between 0 and 3"),
         (["--sim-sigma", "nan"], "--sim-sigma must be between 0 and 3"),
         (["--min-drop", "1.5"], "--min-drop must be between 0 and 1"),
-        (["--z-screen", "-2"], "--z-screen must be a positive finite number"),
+        (["--fdr", "0"], "--fdr must be between 0 and 1"),
+        (["--fdr", "1"], "--fdr must be between 0 and 1"),
+        (["--max-rounds", "0"], "--max-rounds must be at least 1, got 0"),
+        (["--rounds", "3", "--max-rounds", "2"], "--max-rounds 2 is smaller than --rounds 3"),
+        (["--max-rounds", "5000"], "--max-rounds must be at most 1000"),
+        (["--pair-seconds", "-1"], "--pair-seconds must be a positive finite number"),
+        (["--sim-pair-seconds", "-1"], "--sim-pair-seconds must be between 0 and 60"),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
 )
@@ -77,7 +83,18 @@ def test_bad_numbers_are_refused(argv, first_line):
         (["--sim-slow", "node01=inf"], "FACTOR must be in (0, 1], got inf"),
         (["--sim-slow", "node99=0.5"], "node99 is not one of the sweep's nodes"),
         (["--sim-slow", "node[01-=0.5"], "bad hostlist expression"),
-        (["--sim-slow", "node01=0.5", "--sim-slow", "node[01-02]=0.4"], "node01 is given twice"),
+        (["--sim-slow", "node01=0.5", "--sim-slow", "node[01-02]=0.4"],
+         "node01 tx is given twice"),
+        (["--sim-slow", "node01=0.5:tx", "--sim-slow", "node01=0.4:tx"],
+         "node01 tx is given twice"),
+        (["--sim-slow", "node01=0.5:up"], "--sim-slow 'node01=0.5:up': direction 'up' is not"),
+        (["--sim-slow", "node01=0.5:"], "direction '' is not tx or rx"),
+        (["--sim-slow", "node01=abc:tx"], "FACTOR 'abc' is not a number"),
+        (["--sim-down", "node01:sideways"], "direction 'sideways' is not tx or rx"),
+        (["--sim-down", "node01:rx", "--sim-down", "node01"], "node01 rx is given twice"),
+        (["--sim-slow", "@"], "--sim-slow '@': no file named"),
+        (["--sim-slow", "@/nonexistent/faults"], "--sim-slow @/nonexistent/faults: No such"),
+        (["--sim-down", "@/nonexistent"], "--sim-down @/nonexistent: No such file"),
         (["--sim-down", "node01=0.5"], "--sim-down 'node01=0.5': expected NODE"),
         (["--sim-down", "node99"], "node99 is not one of the sweep's nodes"),
         (["--sim-down", ""], "--sim-down '': no node named"),
@@ -85,6 +102,24 @@ def test_bad_numbers_are_refused(argv, first_line):
 )
 def test_malformed_simulation_specs_are_refused(argv, first_line):
     assert_refused(run(*SIM, *argv), first_line)
+
+
+@pytest.mark.parametrize(
+    "content, first_line",
+    [
+        ("node01=0.5:tx\nnode02=half\n", "@{f} line 2: 'node02=half': FACTOR 'half' is not"),
+        ("# nothing but a comment\n\n", "@{f}: no spec in the file"),
+        ("@other\n", "@{f} line 1: '@other': no @FILE inside a file"),
+        ("node01=0.5\nnode77=0.5:rx\n", "@{f} line 2: 'node77=0.5:rx': node77 is not one of"),
+        ("node01=0.5:tx\nnode01=0.2:tx\n",
+         "@{f} line 2: 'node01=0.2:tx': node01 tx is given twice"),
+    ],
+)
+def test_malformed_spec_files_name_file_and_line(tmp_path, content, first_line):
+    f = tmp_path / "faults.txt"
+    f.write_text(content)
+    assert_refused(run(*SIM, "--sim-slow", f"@{f}"),
+                   "--sim-slow " + first_line.format(f=f))
 
 
 def test_simulation_specs_need_the_simulation():

@@ -64,7 +64,8 @@ def test_a_suspect_fails_the_test_with_its_figures_recorded(tmp_path):
     assert figs["node03"] < 0.5 * figs["cluster_level"]
     assert figs["node01"] > 0.8 * figs["cluster_level"]
     assert figs["suspects"] == 1
-    assert any("<->" in k and "node03" in k for k in figs)
+    assert any("->" in k and "node03" in k for k in figs)
+    assert {"node03_send", "node03_recv", "node01_send", "node01_recv"} <= set(figs)
     perflog = (tmp_path / "slow-perflogs" / "local" / "default" / "SweepTest.log").read_text()
     assert "node03_value" in perflog and "|fail|" in perflog
     # the sweep's JSON is where fabric-report looks for it, also for a failed test

@@ -93,15 +93,16 @@ def probe_writable(path: str, what: str = "--json") -> None:
 def check(args: argparse.Namespace) -> None:
     """Raise UsageError for any option that makes no sense (before any work)."""
     _at_least("--rounds", args.rounds, 1, MAX_ROUNDS)
-    _at_least("--confirm", getattr(args, "confirm", None), 0, MAX_ROUNDS)
-    _at_least("--max-rounds", getattr(args, "max_rounds", None), 1, MAX_ROUNDS)
-    if getattr(args, "max_rounds", None) is not None and args.max_rounds < args.rounds:
-        raise UsageError(
-            f"--max-rounds {args.max_rounds} is smaller than --rounds {args.rounds}"
-        )
+    _at_least("--max-rounds", args.max_rounds, 1, MAX_ROUNDS)
+    if args.max_rounds < args.rounds:
+        raise UsageError(f"--max-rounds {args.max_rounds} is smaller than --rounds {args.rounds}")
     _at_least("--max-concurrent", args.max_concurrent, 1)
     _finite_positive("--pair-timeout", args.pair_timeout, MAX_PAIR_TIMEOUT)
     _finite_positive("--expect", args.expect)
+    _finite_positive("--pair-seconds", args.pair_seconds, MAX_PAIR_TIMEOUT)
+    if not (math.isfinite(args.sim_pair_seconds) and 0 <= args.sim_pair_seconds <= 60):
+        raise UsageError(f"--sim-pair-seconds must be between 0 and 60, got "
+                         f"{args.sim_pair_seconds:g}")
     _at_least("--msg-size", args.msg_size, 1)
     _at_least("--nmsg", args.nmsg, 1, 1 << 63)
     _at_least("--num-blks", args.num_blks, 1)
@@ -109,10 +110,8 @@ def check(args: argparse.Namespace) -> None:
     _at_least("--osu-size", args.osu_size, 1, 1 << 30)
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
-    for name in ("z_screen", "z_confirm"):
-        _finite_positive(f"--{name.replace('_', '-')}", getattr(args, name, None))
-    _fraction("--min-drop", getattr(args, "min_drop", None))
-    _fraction("--fdr", getattr(args, "fdr", None))
+    _fraction("--min-drop", args.min_drop)
+    _fraction("--fdr", args.fdr)
     sigma = args.sim_sigma
     if sigma is not None and not (math.isfinite(sigma) and 0.0 <= sigma <= MAX_SIGMA):
         raise UsageError(f"--sim-sigma must be between 0 and {MAX_SIGMA:g}, got {sigma:g}")
