@@ -18,13 +18,19 @@ noise of spread sigma, independent per run:
 Goals (issue 14): N = 100,000, sigma 0.1: at most 4 rounds, precision and recall >= 0.99;
 sigma 0.28: recall >= 0.9 with precision >= 0.99 in at most 8 rounds. The closing lines say
 whether each is met. `--healthy` adds rows without slow nodes (false suspects only).
-Baseline: the same sweep with one screening round and no extra rounds (`--max-rounds 1`),
-printed as a ratio.
+
+Wall time: `sim s` is what one simulated sweep costs here (scheduler, statistics, verdict);
+`sweep` is what the same rounds would take on a cluster, each round ceil(pairs /
+--max-concurrent) waves of two runs (one per direction) of `--run-seconds` each.
+Baseline, measured in the same run: the same sweep stopped after its planned screening rounds
+(`--max-rounds` = `--rounds`, no adaptive rounds): its precision and recall, and the ratio of
+runs (measurements) the adaptive rounds cost on top.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -51,7 +57,12 @@ def draw_faults(n: int, pct: float, factor: float, rng) -> tuple[dict, set]:
     return slow, truth
 
 
-def trial(n, sigma, pct, factor, seed, max_rounds, rounds):
+def sweep_seconds(res, run_seconds: float, max_concurrent: int) -> float:
+    return sum(math.ceil(len(r) / max_concurrent) * 2 * run_seconds for r in res.rounds)
+
+
+def trial(n, sigma, pct, factor, seed, max_rounds, rounds, run_seconds=10.0,
+          max_concurrent=256):
     rng = np.random.default_rng(seed)
     nodes = [f"nid{i:06d}" for i in range(n)]
     slow, truth = draw_faults(n, pct, factor, rng)
@@ -64,11 +75,12 @@ def trial(n, sigma, pct, factor, seed, max_rounds, rounds):
     tp = len(named & truth)
     return {"rounds": len(res.rounds), "runs": len(res.table), "tp": tp,
             "fp": len(named) - tp, "fn": len(truth) - tp, "secs": secs,
-            "undecided": len(res.verdict.undecided)}
+            "undecided": len(res.verdict.undecided),
+            "sweep": sweep_seconds(res, run_seconds, max_concurrent)}
 
 
-def row(n, sigma, pct, factor, trials, seed, max_rounds, rounds):
-    out = [trial(n, sigma, pct, factor, seed * 1000 + t, max_rounds, rounds)
+def row(n, sigma, pct, factor, trials, seed, max_rounds, rounds, **kw):
+    out = [trial(n, sigma, pct, factor, seed * 1000 + t, max_rounds, rounds, **kw)
            for t in range(trials)]
     tp, fp, fn = (sum(o[k] for o in out) for k in ("tp", "fp", "fn"))
     return {
@@ -78,19 +90,29 @@ def row(n, sigma, pct, factor, trials, seed, max_rounds, rounds):
         "recall": tp / (tp + fn) if tp + fn else 1.0,
         "fp": fp, "fn": fn, "undecided": sum(o["undecided"] for o in out),
         "secs": sum(o["secs"] for o in out) / trials,
+        "sweep": sum(o["sweep"] for o in out) / trials,
     }
+
+
+def hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--sigmas", default="0.05,0.1,0.28")
-    ap.add_argument("--trials", type=int, default=2, help="trials per row")
+    ap.add_argument("--trials", type=int, default=3, help="trials per row")
     ap.add_argument("--slow-pct", type=float, default=1.0)
     ap.add_argument("--slow-factor", type=float, default=0.5)
     ap.add_argument("--rounds", type=int, default=2, help="screening rounds")
     ap.add_argument("--max-rounds", type=int, default=8)
     ap.add_argument("--healthy", action="store_true", help="add rows without slow nodes")
+    ap.add_argument("--run-seconds", type=float, default=10.0,
+                    help="seconds of one run on a cluster, launch included (sweep column)")
+    ap.add_argument("--max-concurrent", type=int, default=256,
+                    help="pairs launched at once (fabric-sweep's default)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -98,10 +120,11 @@ def main(argv=None) -> int:
     t_start = time.monotonic()
     print(f"sweep simulation: {args.slow_pct:g}% slow nodes at {args.slow_factor:g}x (half "
           f"both directions, half one direction), {args.rounds} screening rounds, at most "
-          f"{args.max_rounds}; {args.trials} trials per row; baseline: 1 round, no extra")
+          f"{args.max_rounds}; {args.trials} trials per row; sweep time at "
+          f"{args.run_seconds:g} s per run, {args.max_concurrent} pairs at once")
     head = (f"{'N':>7} {'sigma':>5} {'slow%':>5} {'rounds':>7} {'runs':>9} {'precision':>9} "
-            f"{'recall':>6} {'false':>5} {'missed':>6} {'undec':>5} {'s/trial':>7} "
-            f"{'base prec':>9} {'base rec':>8} {'x runs':>6}")
+            f"{'recall':>6} {'false':>5} {'missed':>6} {'undec':>5} {'sim s':>6} "
+            f"{'sweep':>8} {'base prec':>9} {'base rec':>8} {'x runs':>6}")
     print(head)
     print("-" * len(head))
     goals = []
@@ -109,20 +132,23 @@ def main(argv=None) -> int:
     if args.healthy:
         cases += [(n, s, 0.0) for n in sizes for s in sigmas]
     for n, sigma, pct in cases:
+        kw = dict(run_seconds=args.run_seconds, max_concurrent=args.max_concurrent)
         r = row(n, sigma, pct, args.slow_factor, args.trials, args.seed, args.max_rounds,
-                args.rounds)
-        b = row(n, sigma, pct, args.slow_factor, 1, args.seed + 99, 1, 1)
+                args.rounds, **kw)
+        b = row(n, sigma, pct, args.slow_factor, args.trials, args.seed, args.rounds,
+                args.rounds, **kw)
         rr = r["rounds"]
         rounds = f"{min(rr)}-{max(rr)}" if min(rr) != max(rr) else str(rr[0])
         print(f"{n:>7} {sigma:>5.2f} {pct:>5.1f} {rounds:>7} {r['runs']:>9.0f} "
               f"{r['precision']:>9.4f} {r['recall']:>6.4f} {r['fp']:>5} {r['fn']:>6} "
-              f"{r['undecided']:>5} {r['secs']:>7.2f} {b['precision']:>9.4f} "
+              f"{r['undecided']:>5} {r['secs']:>6.2f} {hms(r['sweep']):>8} {b['precision']:>9.4f} "
               f"{b['recall']:>8.4f} {r['runs'] / max(b['runs'], 1):>6.2f}", flush=True)
         if n == 100000 and pct > 0 and sigma in (0.1, 0.28):
             goals.append((sigma, max(rr), r["precision"], r["recall"]))
     print("-" * len(head))
-    print("runs = one-way measurements (2 per pair); false/missed = node-directions over all "
-          "trials; undec = undecided node-directions; base = one screening round, no extra")
+    print("runs = one-way measurements (2 per pair, mean per trial); false/missed = "
+          "node-directions over all trials; undec = undecided node-directions; base = the "
+          "planned rounds only (no adaptive rounds), same trials; x runs = runs / base runs")
     for sigma, maxr, prec, rec in goals:
         if sigma == 0.1:
             ok = maxr <= 4 and prec >= 0.99 and rec >= 0.99
