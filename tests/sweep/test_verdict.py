@@ -261,3 +261,23 @@ def test_sweep_with_one_flaky_run_is_not_healthy():
     assert res.to_dict()["healthy"] is False
     assert render(res).rstrip().endswith(lines[0])
     assert (res.table.status == OK).sum() == len(res.table) - 1
+
+
+def test_a_partners_failed_run_does_not_discard_evidence():
+    # seen on the vcluster: node04->node01 timed out in round 0 while node03 was degraded.
+    # node03->node01 is still evidence about node03 (node01 received it, so node01 works),
+    # and node03->node02 is explained by node03, not counted against node02's receive side.
+    nodes = ["node01", "node02", "node03", "node04"]
+    runs = ([(0, "screen", "node04", "node01", "timeout", None, "no result within 120 s"),
+             (0, "screen", "node01", "node04", "ok", 0.19)]
+            + both(0, "screen", "node03", "node02", 0.0475, 0.0477)
+            + both(1, "screen", "node01", "node03", 0.0478, 0.0474)
+            + both(1, "screen", "node04", "node02", 0.191, 0.189))
+    t = table_of(nodes, runs)
+    params = VerdictParams()
+    ev = weigh(t, estimate_level(t, params, None, budget=8, looks=7), params, final=False)
+    assert ev.k[2 * 2] == 2 and ev.k[2 * 2 + 1] == 2  # node03: both runs each way count
+    assert ev.k[2 * 1 + 1] == 1 and abs(ev.mean[2 * 1 + 1]) < 0.1  # node02 receive: node04's
+    v = decide(t, ev, "Gbps")
+    assert [s.node for s in v.suspects] == ["node03"]
+    assert "(2/2 pairs slow sending, 2/2 slow receiving;" in v.lines()[0]

@@ -83,12 +83,17 @@ class SweepResult:
                 if side is not None and side.figure is not None:
                     out[f"{row.node}_{tag}"] = (float(side.figure), u)
         t = self.table
-        ok = np.flatnonzero(t.status == OK)
-        by_pair: dict[tuple[int, int], list[float]] = {}
-        for j in ok.tolist():
-            by_pair.setdefault((int(t.src[j]), int(t.dst[j])), []).append(float(t.value[j]))
-        for (s, d), vals in by_pair.items():
-            out[f"{self.nodes[s]}->{self.nodes[d]}"] = (float(np.median(vals)), u)
+        ok = t.status == OK
+        key = t.src[ok] * len(self.nodes) + t.dst[ok]
+        vals = t.value[ok]
+        uniq, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+        med = np.zeros(uniq.size)
+        np.add.at(med, inv, vals)  # one run per directed pair, as a rule: its value
+        for g in np.flatnonzero(counts > 1).tolist():  # repeats: the median
+            med[g] = float(np.median(vals[inv == g]))
+        n = len(self.nodes)
+        for k, v in zip(uniq.tolist(), med.tolist(), strict=True):
+            out[f"{self.nodes[k // n]}->{self.nodes[k % n]}"] = (v, u)
         out["rounds_used"] = (float(len(self.rounds)), "rounds")
         out["suspects"] = (float(len(self.verdict.suspects)), "nodes")
         out["failed_runs"] = (float(len(self.verdict.failed_runs)), "count")
@@ -130,7 +135,9 @@ class SweepResult:
         tmp = f"{path}.tmp{os.getpid()}"
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(self.to_dict(), fh, indent=1)
+                # indented for a small cluster; compact (json's fast encoder) for a large one
+                indent = 1 if len(self.nodes) <= 200 else None
+                json.dump(self.to_dict(), fh, indent=indent)
                 fh.write("\n")
             os.replace(tmp, path)
         finally:

@@ -233,8 +233,9 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
             slow_s = (loo_s < level.explain) & (
                 (loo_s * np.sqrt(np.maximum(ko_s, 1)) < -params.z_explain * level.sigma)
                 | named_before[ds])
-        new_s = ok & ~slow_r & ~((fo_r >= 1) & (fo_r >= ko_r))
-        new_r = ok & ~slow_s & ~((fo_s >= 1) & (fo_s >= ko_s))
+        # an OK run shows that its partner side works: only a slow partner explains it
+        new_s = ok & ~slow_r
+        new_r = ok & ~slow_s
         new_cs = fail & ~((fo_r >= 1) & (fo_r >= ko_r))
         new_cr = fail & ~((fo_s >= 1) & (fo_s >= ko_s))
         same = (np.array_equal(new_s, clean_s) and np.array_equal(new_r, clean_r)

@@ -10,7 +10,7 @@ runs, hence columns (node indices, status codes, figures) rather than one object
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -88,9 +88,10 @@ class Run:
         return self.status == "ok"
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["a"], d["b"] = self.src, self.dst  # the report's keys: a sends to b
-        return d
+        return {"round": self.round, "kind": self.kind, "src": self.src, "dst": self.dst,
+                "a": self.src, "b": self.dst,  # the report's keys: a sends to b
+                "status": self.status, "value": self.value, "seconds": self.seconds,
+                "detail": self.detail}
 
 
 class RunTable:
@@ -155,8 +156,23 @@ class RunTable:
                    detail=self.detail(j))
 
     def runs(self, which: np.ndarray | None = None) -> list[Run]:
-        idx = range(len(self)) if which is None else np.flatnonzero(which)
-        return [self.run(int(j)) for j in idx]
+        if which is not None:
+            return [self.run(int(j)) for j in np.flatnonzero(which)]
+        cols = self._columns()
+        names = self.nodes
+        details: dict[int, str] = {}
+        offset = 0
+        for _, part in self._parts:
+            details.update({offset + i: d for i, d in part.details.items()})
+            offset += len(part.src)
+        values = [None if v != v else v for v in cols["value"].tolist()]  # NaN -> None
+        return [
+            Run(round=r, kind=self.kinds[r], src=names[s], dst=names[d], status=STATUS[st],
+                value=v, seconds=sec, detail=details.get(j, ""))
+            for j, (r, s, d, st, v, sec) in enumerate(zip(
+                cols["round"].tolist(), cols["src"].tolist(), cols["dst"].tolist(),
+                cols["status"].tolist(), values, cols["seconds"].tolist(), strict=True))
+        ]
 
     def partners_of(self, nodes: np.ndarray) -> dict[int, set[int]]:
         """Node index -> the nodes it has been paired with, for `nodes` only (cheap for a

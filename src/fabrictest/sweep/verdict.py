@@ -16,7 +16,7 @@ sweep could not decide are never swallowed.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -161,6 +161,22 @@ def _side(ev: Evidence, i: int) -> SideReport:
                       clean=int(ev.k[i]), slow=int(ev.slow[i]), failed=int(ev.failed[i]))
 
 
+def _sides(ev: Evidence) -> list[SideReport]:
+    """Every side's report at once (the per-node table of 100,000 nodes)."""
+    c = ev.level.center
+    with np.errstate(invalid="ignore"):
+        fig = np.where(ev.k > 0, (c or 0.0) * np.exp(ev.mean), np.nan)
+    figs = [None if (f != f or c is None) else f for f in fig.tolist()]
+    return [
+        SideReport(direction=DIRS[i % 2], state=STATE[st], figure=f,
+                   ratio=(f / c) if (f is not None and c) else None, runs=r, clean=k, slow=sl,
+                   failed=fa)
+        for i, (st, f, r, k, sl, fa) in enumerate(zip(
+            ev.state.tolist(), figs, ev.runs.tolist(), ev.k.tolist(), ev.slow.tolist(),
+            ev.failed.tolist(), strict=True))
+    ]
+
+
 def _confirmers(table: RunTable, ev: Evidence, node: int) -> list[str]:
     """Cleared partners of the node's evidence runs (the other side of each such run)."""
     names = table.nodes
@@ -210,60 +226,87 @@ def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
                    failed_runs=failed_runs, undecided=undecided, interrupted=interrupted)
 
 
+def _per_node_stats(table: RunTable, n: int):
+    """Per node over its OK runs (either direction): count, median, min, max (vectorised)."""
+    ok = table.status == OK
+    node_of = np.concatenate([table.src[ok], table.dst[ok]])
+    vals = np.concatenate([table.value[ok], table.value[ok]])
+    order = np.lexsort((vals, node_of))
+    node_sorted, vals_sorted = node_of[order], vals[order]
+    start = np.searchsorted(node_sorted, np.arange(n))
+    count = np.bincount(node_of, minlength=n)
+    med = np.full(n, np.nan)
+    has = count > 0
+    lo = start[has] + (count[has] - 1) // 2
+    hi = start[has] + count[has] // 2
+    med[has] = (vals_sorted[lo] + vals_sorted[hi]) / 2
+    vmin = np.full(n, np.nan)
+    vmax = np.full(n, np.nan)
+    vmin[has] = vals_sorted[start[has]]
+    vmax[has] = vals_sorted[start[has] + count[has] - 1]
+    return count, med, vmin, vmax
+
+
+def _statuses(state: np.ndarray, runs: np.ndarray) -> list[str]:
+    """A node's status from its two sides' states (n x 2), by precedence."""
+    def anyof(*codes):
+        return np.isin(state, codes).any(axis=1)
+
+    out = np.full(len(state), "ambiguous", dtype=object)
+    out[(state == CLEARED).all(axis=1)] = "ok"
+    out[anyof(BORDERLINE)] = "borderline"
+    undecided = anyof(UNDECIDED, UNMEASURED)
+    out[undecided & (runs > 0)] = "undecided"
+    out[undecided & (runs == 0)] = "unmeasured"
+    out[anyof(SLOW)] = "suspect"
+    out[anyof(UNREACHABLE) & ~anyof(SLOW)] = "unreachable"
+    return out.tolist()
+
+
 def node_table(table: RunTable, ev: Evidence) -> list[NodeRow]:
-    """One row per node (vectorised statistics; the per-side reports as objects)."""
+    """One row per node (statistics vectorised; the per-side reports as objects)."""
     names = table.nodes
     n = len(names)
     state = ev.state.reshape(n, 2)
-    ok = table.status == OK
-    rows = []
-    # per node: all OK runs either direction
-    node_of = np.concatenate([table.src[ok], table.dst[ok]])
-    vals = np.concatenate([table.value[ok], table.value[ok]])
-    order = np.argsort(node_of, kind="stable")
-    node_sorted, vals_sorted = node_of[order], vals[order]
-    bounds = np.searchsorted(node_sorted, np.arange(n + 1))
+    count, med, vmin, vmax = _per_node_stats(table, n)
     # partners: the receiver of each run it sent (every pair runs both ways)
     porder = np.argsort(table.src, kind="stable")
     psorted = table.dst[porder]
     pbounds = np.searchsorted(table.src[porder], np.arange(n + 1))
-    pairs = np.bincount(table.src, minlength=n) + np.bincount(table.dst, minlength=n)
+    runs = np.bincount(table.src, minlength=n) + np.bincount(table.dst, minlength=n)
+    c = ev.level.center
+
+    def nums(a):
+        return [None if v != v else v for v in a.tolist()]  # NaN -> None
+
+    med_l, min_l, max_l = nums(med), nums(vmin), nums(vmax)
+    statuses = _statuses(state, runs)
+    sides = _sides(ev)
+    psorted_l, pbounds_l = psorted.tolist(), pbounds.tolist()
+    rows = []
     for i in range(n):
-        v = vals_sorted[bounds[i]:bounds[i + 1]]
-        partners = [names[j] for j in dict.fromkeys(psorted[pbounds[i]:pbounds[i + 1]].tolist())]
-        send, recv = _side(ev, 2 * i), _side(ev, 2 * i + 1)
+        partners = [names[j] for j in dict.fromkeys(psorted_l[pbounds_l[i]:pbounds_l[i + 1]])]
+        send, recv = sides[2 * i], sides[2 * i + 1]
         figs = [s.figure for s in (send, recv) if s.figure is not None]
         fig = min(figs) if figs else None
-        st = state[i]
-        if (st == UNREACHABLE).any():
-            status = "unreachable" if not (st == SLOW).any() else "suspect"
-        elif (st == SLOW).any():
-            status = "suspect"
-        elif ((st == UNDECIDED) | (st == UNMEASURED)).any():
-            status = "undecided" if pairs[i] else "unmeasured"
-        elif (st == BORDERLINE).any():
-            status = "borderline"
-        elif (st == CLEARED).all():
-            status = "ok"
-        else:
-            status = "ambiguous"
-        c = ev.level.center
+        status = statuses[i]
         rows.append(NodeRow(
-            node=names[i], pairs=int(pairs[i]) // 2 if pairs[i] else 0,
-            ok=int(v.size), slow=send.slow + recv.slow, failed=send.failed + recv.failed,
-            median=float(np.median(v)) if v.size else None,
-            min=float(v.min()) if v.size else None, max=float(v.max()) if v.size else None,
+            node=names[i], pairs=int(runs[i]) // 2, ok=int(count[i]),
+            slow=send.slow + recv.slow, failed=send.failed + recv.failed,
+            median=med_l[i], min=min_l[i], max=max_l[i],
             figure=fig, ratio=(fig / c) if (fig is not None and c) else None, status=status,
             send=send, receive=recv, partners=partners))
     return rows
 
 
 def row_dict(row: NodeRow) -> dict:
-    d = asdict(row)
-    for side in ("send", "receive"):
-        s = d.pop(side) or {}
+    d = {"node": row.node, "pairs": row.pairs, "ok": row.ok, "slow": row.slow,
+         "failed": row.failed, "median": row.median, "min": row.min, "max": row.max,
+         "figure": row.figure, "ratio": row.ratio, "status": row.status,
+         "partners": row.partners}
+    for name, s in (("send", row.send), ("receive", row.receive)):
         for key in ("state", "figure", "ratio", "runs", "clean", "slow", "failed"):
-            d[f"{side}_{key}"] = s.get(key)
+            d[f"{name}_{key}"] = getattr(s, key) if s is not None else None
     return d
 
 
