@@ -240,3 +240,16 @@ def test_mpirun_command_puts_the_receiver_first():
         assert "n2:2,n1:2" in osu
     local, _ = LocalRunner(Txrx(exe="txrx"), all_local=True).command("n1", "n2")
     assert "--host" not in local and "-hosts" not in local
+
+
+def test_too_few_rounds_to_name_a_slow_node_is_not_a_pass(capsys):
+    # one round, no extra: a 0.25x node has a single run each way, too few to be named, and
+    # that must not read "suspects: none"
+    rc = main(["n[1-8]", "--launcher", "sim", "--rounds", "1", "--max-rounds", "1",
+               "--sim-slow", "n3=0.25", "--seed", "2", "--no-pairs", "-q"])
+    lines = capsys.readouterr().out.split("verdict:\n", 1)[1].splitlines()
+    assert rc == 1
+    assert "undecided: n3 send (0.2" in "\n".join(lines)
+    assert all(line.startswith("undecided: ") for line in lines)
+    assert main(["n[1-8]", "--launcher", "sim", "--rounds", "1", "--max-rounds", "1",
+                 "--seed", "2", "--no-pairs", "-q"]) == 0

@@ -23,7 +23,8 @@ Decision for a side with k clean runs (s_k = sigma / sqrt(k)):
   family-wise z with `z_power` to spare), with `z_clear` standard errors of margin.
 * otherwise ambiguous: measured again with new, cleared partners (extra rounds) until the
   budget is spent; then it is slow if significant, else ok but `borderline` in the table.
-A side with no clean run at the end is `undecided`: the sweep cannot vouch for it.
+A side with no clean run at the end, or a single one that looks slow, is `undecided`: the
+sweep cannot vouch for it.
 """
 
 from __future__ import annotations
@@ -282,9 +283,12 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
         keep = (before == CLEARED) & ~named
         state[keep] = CLEARED
     if final:
+        # too few clean runs to be tested (none, or one that looks slow) is undecided; tested
+        # and not significant is borderline: not named, listed in the table
         amb = state == AMBIGUOUS
-        state[amb & (k == 0)] = UNDECIDED
-        state[amb & (k > 0)] = BORDERLINE
+        untested = (k == 0) | ((k < params.min_runs) & (mean < level.cut))
+        state[amb & untested] = UNDECIDED
+        state[amb & ~untested] = BORDERLINE
     return Evidence(level=level, state=state, k=k, mean=mean, charged=charged, runs=runs,
                     slow=slow_n, failed=failed_n, confirmed=conf, unconfirmed=unconfirmed,
                     clean_src=clean_s,

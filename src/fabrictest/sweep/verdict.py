@@ -212,8 +212,14 @@ def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
             if st == UNMEASURED:
                 undecided.append((names[i], DIRS[d], "never measured"))
             elif st == UNDECIDED:
-                why = ("every run failed once, no second chance" if ev.charged[2 * i + d]
-                       else "no clean run: every partner was slow or failed")
+                side = 2 * i + d
+                if ev.k[side]:
+                    why = (f"{math.exp(ev.mean[side]):.2f}x over a single clean run: too few "
+                           "to name it")
+                elif ev.charged[side]:
+                    why = "its only run failed, no second chance"
+                else:
+                    why = "no clean run: every partner was slow or failed"
                 undecided.append((names[i], DIRS[d], why))
     # failed runs that no named side explains
     status = table.status
