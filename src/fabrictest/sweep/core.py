@@ -33,7 +33,7 @@ from .estimate import (
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
-from .verdict import DIRS, Verdict, decide, fmt, row_dict
+from .verdict import DIRS, Verdict, decide, row_dict
 
 DEFAULT_ROUNDS = 2
 DEFAULT_MAX_ROUNDS = 8
@@ -305,4 +305,4 @@ def _progress(r, rnd, runs, secs, total, planned, max_rounds, ev) -> str:
     return text
 
 
-__all__ = ["SweepResult", "run_sweep", "plan_text", "fmt"]
+__all__ = ["SweepResult", "plan_text", "run_sweep"]

@@ -13,14 +13,16 @@ partner side fails with its other partners too.
 
 Decision for a side with k clean runs (s_k = sigma / sqrt(k)):
 * slow: m is at least `min_drop` below the level (practical) and significant. The p-values
-  P(N(0, s_k) <= m) of all 2N sides go through Benjamini-Hochberg at `fdr`, so that on
-  100,000 nodes the expected share of false suspects among the named stays below `fdr`
-  (and with no slow node it is family-wise control: no false suspect with probability
-  1 - fdr). At least `min_runs` clean runs, and a partner whose side is cleared ("confirmed").
+  P(N(0, s_k) <= m) of all 2N sides go through Benjamini-Hochberg at `fdr` / looks (the
+  decisions after each round from the last screening one on), so that on 100,000 nodes the
+  expected share of false suspects among the named stays below `fdr` over the whole sweep
+  (with no slow node it is family-wise control). At least `min_runs` clean runs, and a
+  partner whose side is cleared ("confirmed"); suspects are weighed afresh at every look.
 * unreachable: at least 2 charged failures and more failures than clean runs.
 * cleared (ok): m rules out the slowdown this sweep is designed to find within its round
-  budget K (`design` = the larger of `min_drop` and the drop a K-run test resolves at the
-  family-wise z with `z_power` to spare), with `z_clear` standard errors of margin.
+  budget K (`design` = the larger of `min_drop` and the drop a K-run test resolves at the z
+  Benjamini-Hochberg needs, with `z_power` to spare), with `z_clear` standard errors of
+  margin. A cleared side stays cleared (a sequential test stops at its decision).
 * otherwise ambiguous: measured again with new, cleared partners (extra rounds) until the
   budget is spent; then it is slow if significant, else ok but `borderline` in the table.
 A side with no clean run at the end, or a single one that looks slow, is `undecided`: the

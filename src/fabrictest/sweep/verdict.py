@@ -31,7 +31,7 @@ from .estimate import (
     Evidence,
     Level,
 )
-from .runs import FAILED, OK, STATUS, TIMEOUT, RunTable
+from .runs import FAILED, OK, TIMEOUT, RunTable
 
 DIRS = ("send", "receive")
 GERUND = ("sending", "receiving")
@@ -316,4 +316,4 @@ def row_dict(row: NodeRow) -> dict:
     return d
 
 
-__all__ = ["Verdict", "Suspect", "NodeRow", "SideReport", "decide", "fmt", "STATUS"]
+__all__ = ["NodeRow", "SideReport", "Suspect", "Verdict", "decide", "fmt", "row_dict"]
