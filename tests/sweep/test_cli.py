@@ -98,12 +98,23 @@ def test_ctrl_c_prints_the_verdict_so_far():
         [EXE, "node[01-08]", "--launcher", "sim", "--seed", "1", "--sim-slow", "node02=0.25",
          "--sim-pair-seconds", "1", "--rounds", "4", "--no-pairs"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(5.0)  # rounds 0 and 1 done (2 s each), round 2 under way
-    proc.send_signal(signal.SIGINT)
+    seen = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # progress lines tell where the sweep is
+        line = proc.stderr.readline()
+        seen.append(line)
+        if "round 1 (screen) done" in line or not line:
+            break
+    assert "round 1 (screen) done" in seen[-1], seen
+    proc.send_signal(signal.SIGINT)  # round 2 under way (2 s: both directions of 1 s)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    verdict = out.split("verdict so far (interrupted (Ctrl-C) during round 2):\n", 1)[1]
+    # during round 2, or just after round 1 when the signal beat the next round's start
+    m = re.search(r"^verdict so far \(interrupted \(Ctrl-C\) (during round 2|after round 1)"
+                  r"\):\n", out, re.M)
+    assert m, out
+    verdict = out[m.end():]
     assert verdict.splitlines()[0].startswith("suspect: node02 send 0.2"), out
 
 

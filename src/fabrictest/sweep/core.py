@@ -227,7 +227,7 @@ def run_sweep(
     ev: Evidence | None = None
     rng = np.random.default_rng(None if seed is None else seed + 7919)
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
-    r = 0
+    r, measuring = 0, False
     try:
         for r in range(max_rounds):
             if r < len(plan):
@@ -238,6 +238,7 @@ def run_sweep(
                     break
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
             t_round = time.monotonic()
+            measuring = True
             try:
                 runs = runner.run_round(rnd)
             except RoundInterrupted as err:
@@ -247,6 +248,7 @@ def run_sweep(
                 raise KeyboardInterrupt from None
             table.add(rnd, runs)
             done.append(rnd)
+            measuring = False
             if r + 1 >= len(plan):
                 level = level or estimate_level(table, params, expect, budget=max_rounds,
                                                 looks=max_rounds - len(plan) + 1)
@@ -258,7 +260,7 @@ def run_sweep(
             stop = f"--max-rounds {max_rounds} reached"
     except KeyboardInterrupt:
         interrupted = True
-        stop = f"interrupted (Ctrl-C) during round {r}"
+        stop = f"interrupted (Ctrl-C) {'during' if measuring else 'after'} round {r}"
     if level is None:
         level = estimate_level(table, params, expect, budget=max_rounds,
                                looks=max_rounds - len(plan) + 1)
