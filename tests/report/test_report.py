@@ -110,7 +110,7 @@ def test_html_report_from_real_results(rfm_env, tmp_path, capsys):
         assert (out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'src="{p}"' in page
     assert "Regression table" in page and "REGRESSED" in page
-    assert "suspect: node03 median" in page and "suspect: node06 unreachable" in page
+    assert "suspect: node03 send" in page and "suspect: node06 unreachable" in page
     # offline: no external URL of any kind
     assert not re.search(r"(?:https?:)?//[a-z0-9]", page, re.I)
     assert "@import" not in page and "<script" not in page
