@@ -167,9 +167,49 @@ def emit(lines: list[str], stream=None) -> None:
     stream.flush()
 
 
+def json_path_problem(path: str) -> str | None:
+    """Why `--json PATH` cannot be written (or None): checked by rank 0 before any traffic.
+
+    The directory must exist and PATH must not be a directory; writability is proven by
+    creating and removing the temporary file the final write uses (os.access is not enough:
+    root passes it on a read-only or pseudo file system).
+    """
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--json {path} is a directory: give a file name"
+    if not os.path.isdir(where):
+        return f"--json {path}: directory {where} does not exist"
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "w"):
+            pass
+    except OSError as err:
+        return f"--json {path} cannot be written: {err.strerror or err}"
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return None
+
+
+def _tmp_name(path: str) -> str:
+    return f"{path}.tmp{os.getpid()}"
+
+
 def write_json(path: str, doc: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write `doc` atomically (a temporary file renamed into place, removed on failure)."""
+    from fabrictest.txrx.errors import Fault
+
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=2, sort_keys=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise Fault(f"--json {path} could not be written: {err.strerror or err}") from None

@@ -31,6 +31,10 @@ def host_memory() -> int | None:
 
 def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None, object]:
     """This rank's reason not to start (or None) and, for rdma, the probed device setup."""
+    if role.rank == 0 and opts.json:
+        bad = output.json_path_problem(opts.json)
+        if bad:
+            return bad, None
     need = opts.rank_buffer_bytes(role.streams)
     mem = host_memory()
     if opts.buffer == "host" and mem and need > mem // 2:

@@ -548,15 +548,15 @@ def _receive(comm, opts, role, qps, cq, sink, words, depth: int, host: str) -> l
     fault = opts.fault if opts.fault and opts.fault.rank == role.rank else None
     who = f"Rank {role.index} receiver"
     received_all = 0
-    deadline = Deadline(opts.timeout)
     barrier(comm, opts.timeout, f"{who}: waiting for every rank to start")
     t0 = time.perf_counter()
+    until = [time.monotonic() + opts.timeout] * nstreams  # each stream's own deadline
     imms: list[list[int]] = [[] for _ in range(nstreams)]
     while not all(done):
         n, wcs = cq.poll(64)
         now = time.perf_counter()
+        mono = time.monotonic()
         if n:
-            deadline.touch()
             for wc in wcs[:n]:
                 if wc.status != ok or wc.opcode != rdma_imm:
                     _check_wc(wc, who)
@@ -570,6 +570,7 @@ def _receive(comm, opts, role, qps, cq, sink, words, depth: int, host: str) -> l
                 imms[k] = []
                 counters[k].add(seqs)
                 t_last[k] = now
+                until[k] = mono + opts.timeout
                 if check:
                     idx = ring.slot_of(seqs, slots)
                     rows = words[k][idx]
@@ -588,20 +589,19 @@ def _receive(comm, opts, role, qps, cq, sink, words, depth: int, host: str) -> l
             if total[k] is None and freqs[k].Test():
                 total[k] = int(finals[k][0])
                 final_at[k] = now
-                deadline.touch()
+                until[k] = mono + opts.timeout
             if total[k] is not None:
                 c = counters[k]
                 quiet = now - max(final_at[k], t_last[k] or 0.0)
                 if c.received + c.bad >= total[k] or quiet > DRAIN_GRACE:
                     done[k] = True
-        if not n and deadline.expired():
-            k = done.index(False)
-            raise Fault(
-                f"{who} from transmitter {k}: nothing arrived for {opts.timeout:g} s (received "
-                f"{counters[k].received} of {opts.nmsg}, final count "
-                f"{'not ' if total[k] is None else ''}received): its transmitter (rank "
-                f"{role.peers[k]}) stopped sending or died"
-            )
+            if not done[k] and mono > until[k]:
+                raise Fault(
+                    f"{who} from transmitter {k}: nothing arrived for {opts.timeout:g} s (received"
+                    f" {counters[k].received} of {opts.nmsg}, final count "
+                    f"{'not ' if total[k] is None else ''}received): its transmitter (rank "
+                    f"{role.peers[k]}) stopped sending or died"
+                )
     out = []
     for k in range(nstreams):
         c = counters[k].finish(total[k])
