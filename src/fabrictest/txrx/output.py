@@ -26,6 +26,7 @@ class TxReport:
     sent: int  # messages posted
     total: int  # sequence numbers covered (skipped ones included): the final count reported
     elapsed: float
+    simulated: dict | None = None  # the simulated verbs provider's counters (None: real run)
 
     @property
     def bytes(self) -> int:
@@ -48,7 +49,12 @@ class TxReport:
             "messages_total": self.total,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            **_sim_record(self.simulated),
         }
+
+
+def _sim_record(sim: dict | None) -> dict:
+    return {} if sim is None else {"simulated": True, "sim": sim}
 
 
 @dataclass
@@ -64,6 +70,7 @@ class StreamReport:
     elapsed: float
     gaps: int = 0
     bad: int = 0
+    simulated: dict | None = None  # the simulated verbs provider's counters of this stream's QP
 
     @property
     def bytes(self) -> int:
@@ -87,6 +94,7 @@ class StreamReport:
             "out_of_order": self.bad,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            **_sim_record(self.simulated),
         }
 
 
@@ -117,6 +125,7 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
+            **({"simulated": True} if any(x.simulated is not None for x in s) else {}),
             "streams": [x.record() for x in s],
         }
 
@@ -132,10 +141,18 @@ def buffer_line(host: str, kind: str, shape: tuple[int, ...]) -> str:
 
 def transmitter_lines(rep: TxReport) -> list[str]:
     who = f"Rank {rep.index} transmitter"
-    return [
+    out = [
         f"{who} elapsed time is {float(rep.elapsed)} seconds",
         f"{who} data rate is {float(rep.gbps)} Gbps",
     ]
+    if rep.simulated is not None:
+        s = rep.simulated
+        out.append(
+            f"{who} verbs provider is simulated: {s.get('sent', 0)} writes sent,"
+            f" {s.get('dropped', 0)} dropped, {s.get('corrupted', 0)} corrupted,"
+            f" {s.get('retransmitted', 0)} retransmitted"
+        )
+    return out
 
 
 def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
@@ -148,6 +165,17 @@ def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
         f"{who}, message total is {int(s.total)}",
         f"{who}, message loss rate is {float(s.loss_rate)}",
         f"{who}, message corrupt is {int(s.corrupt)}",
+    ] + _sim_stream_line(who, s.simulated)
+
+
+def _sim_stream_line(who: str, sim: dict | None) -> list[str]:
+    if sim is None:
+        return []
+    return [
+        f"{who}, verbs provider is simulated: {sim.get('landed', 0)} writes landed,"
+        f" {sim.get('lost', 0)} lost on the wire, {sim.get('no_receive', 0)} without a posted"
+        f" receive, {sim.get('access_errors', 0)} refused (rkey/bounds),"
+        f" {sim.get('psn_resyncs', 0)} PSN resyncs"
     ]
 
 

@@ -80,6 +80,19 @@ def run(comm, opts: Options) -> int:
     else:
         from fabrictest.txrx.transports import rdma
 
+        providers = allgather_obj(comm, setup.pv.name, opts.timeout, "agreeing on the verbs provider")
+        if len(set(providers)) > 1:
+            if rank == 0:
+                log.error(
+                    f"ranks disagree on the verbs provider ({', '.join(sorted(set(providers)))}):"
+                    " set FABRICTEST_VERBS the same on every rank"
+                )
+            return EXIT_USAGE
+        if rank == 0 and setup.simulated:
+            log.warning(
+                f"verbs provider is {setup.pv.describe}: the rdma code path ran without an RDMA"
+                " device; data rates are not NIC rates"
+            )
         rep = rdma.run(comm, opts, role, setup, host, shape)
 
     if role.is_receiver:
@@ -94,7 +107,7 @@ def run(comm, opts: Options) -> int:
     if rank == 0:
         records = [r for r, _ in everyone]
         if opts.json:
-            output.write_json(opts.json, json_document(opts, records, code))
+            output.write_json(opts.json, json_document(opts, records, code, setup))
         if code == EXIT_LOSS:
             rx = [r for r in records if r["role"] == "receiver"]
             missed = sum(r["messages_missed"] for r in rx)
@@ -106,15 +119,20 @@ def run(comm, opts: Options) -> int:
     return code
 
 
-def json_document(opts: Options, records: list[dict], code: int) -> dict:
+def json_document(opts: Options, records: list[dict], code: int, setup=None) -> dict:
     from fabrictest import __version__
 
     opt = {k: v for k, v in vars(opts).items() if k not in ("fault", "verbose", "json")}
+    pv = getattr(setup, "pv", None)
     return {
         "tool": "fabrictest.txrx",
         "version": __version__,
         "exit_status": code,
         "world_size": opts.world_size,
+        # which verbs provider ran the rdma method: "pyverbs", "sim" (simulated), None (mpi)
+        "verbs_provider": getattr(pv, "name", None),
+        "simulated": bool(getattr(pv, "simulated", False)),
+        **({"verbs": pv.describe} if pv is not None else {}),
         "options": opt,
         "ranks": records,
     }
