@@ -142,6 +142,7 @@ def test_immediate_data_round_trip_and_gap_accounting():
     assert verbs.imm_of(1) == 0x01000000  # network byte order on the wire
     assert [verbs.seq_of(i) for i in imms] == seqs
     np.testing.assert_array_equal(verbs.seqs_from_imm(imms), seqs)
+    assert verbs.imms_of(np.array(seqs, dtype=np.int64)) == imms  # the batched form agrees
     # completions for seqs 0..9 with 3, 4 and 9 lost: immediates -> gaps
     got = [verbs.imm_of(s) for s in range(10) if s not in (3, 4, 9)]
     c = GapCounter(10)

@@ -104,6 +104,7 @@ class RxReport:
     index: int
     host: str
     streams: list[StreamReport] = field(default_factory=list)
+    simulated: dict | None = None  # the simulated provider's process-wide figures
 
     def record(self) -> dict:
         s = self.streams
@@ -125,7 +126,7 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
-            **({"simulated": True} if any(x.simulated is not None for x in s) else {}),
+            **_sim_record(self.simulated),
             "streams": [x.record() for x in s],
         }
 

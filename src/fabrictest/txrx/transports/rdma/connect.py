@@ -191,8 +191,11 @@ def _run(comm, opts, role, setup: Setup, host: str, shape):
         info = allgather_obj(comm, mine, opts.timeout, "exchanging queue pair details")
         for tx, qp in zip(role.peers, qps, strict=True):
             connect(pv, qp, qp_steps(opts.transport, mine[tx], info[tx], setup.port, gidx, setup.roce))
-        streams = receive.receive(comm, opts, role, pv, qps, cq, sink, words, depth)
-        return RxReport(role.rank, role.index, host, streams)
+        streams, cpu = receive.receive(comm, opts, role, pv, qps, cq, sink, words, depth)
+        rep = RxReport(role.rank, role.index, host, streams)
+        if setup.simulated:
+            rep.simulated = {"provider": pv.times(), "loop_cpu_s": cpu}
+        return rep
 
     mr = pv.MR(pd, nbytes, local_write)
     rows = verbs.np_view(mr, nbytes, shape).view(np.uint64).reshape(slots, size // 8)

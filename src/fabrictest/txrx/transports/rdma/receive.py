@@ -28,7 +28,8 @@ from .verbs import E, seqs_from_imm
 DRAIN_GRACE = 0.2  # seconds to wait for stragglers after a transmitter's final count
 
 
-def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> list[StreamReport]:
+def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[list, float]:
+    """The streams' reports, and the CPU seconds of the receive loop."""
     slots = opts.slots
     nstreams = len(qps)
     chain_n = max(1, depth // 4)
@@ -56,7 +57,7 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> list[Stre
     who = f"Rank {role.index} receiver"
     received_all = 0
     barrier(comm, opts.timeout, f"{who}: waiting for every rank to start")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     until = [time.monotonic() + opts.timeout] * nstreams  # each stream's own deadline
     imms: list[list[int]] = [[] for _ in range(nstreams)]
     while not all(done):
@@ -112,6 +113,7 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> list[Stre
                     f"{'not ' if total[k] is None else ''}received): its transmitter (rank "
                     f"{role.peers[k]}) stopped sending or died"
                 )
+    cpu = time.process_time() - cpu0
     out = []
     for k in range(nstreams):
         c = counters[k].finish(total[k])
@@ -120,4 +122,4 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> list[Stre
                            c.loss_rate, corrupt[k], elapsed, c.gaps, c.bad)  # fmt: skip
         rep.simulated = verbs.sim_stats(pv, qps[k])
         out.append(rep)
-    return out
+    return out, cpu

@@ -24,7 +24,7 @@ from fabrictest.txrx.sync import Deadline, barrier, wait
 
 from . import credits, verbs
 from .connect import chain_length
-from .verbs import E, imm_of
+from .verbs import E, imm_of, imms_of
 
 FINAL_TAG = 0x717A
 
@@ -92,7 +92,7 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
 
     sent = 0
     barrier(comm, opts.timeout, f"{who}: waiting for every rank to start")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for _w, seqs in ring.send_windows(opts.nmsg, L, skipped, stop):
         n = int(seqs.size)
         reap(n)
@@ -105,8 +105,8 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
             ring.fill_messages(block, seqs, opts.test)
             rows[idx] = block
         if n == L and first_slot % L == 0:
-            for i, seq in enumerate(seqs.tolist()):
-                wrs[first_slot + i].imm_data = imm_of(seq)
+            for wr, imm in zip(wrs[first_slot : first_slot + n], imms_of(seqs), strict=True):
+                wr.imm_data = imm
             qp.post_send(wrs[first_slot])
             inflight.append((n, None))
         else:  # a window with skipped sequence numbers: a fresh chain
@@ -121,13 +121,13 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
         if fault is not None:
             faults.trigger(fault, role.rank, sent, opts.timeout)
     reap(limit + 1)
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     final = np.array([opts.nmsg, sent], dtype=np.int64)
     wait(comm.Isend(final, role.peers[0], FINAL_TAG), opts.timeout, f"{who}: sending the final count")
     if gate is not None:
         gate.finish(opts.timeout, who)
     rep = TxReport(role.rank, role.index, role.peers[0], host, size, sent, opts.nmsg, elapsed)
     rep.simulated = verbs.sim_stats(pv, qp)
-    if rep.simulated is not None and pv.times is not None:
-        rep.simulated["provider"] = pv.times()
+    if rep.simulated is not None:
+        rep.simulated.update(provider=pv.times(), loop_cpu_s=cpu)
     return rep

@@ -103,6 +103,12 @@ def seq_of(imm: int) -> int:
     return ntohl(imm)
 
 
+def imms_of(seqs: np.ndarray) -> list[int]:
+    """Immediates of a batch of sequence numbers (network byte order), as Python ints."""
+    a = np.asarray(seqs).astype(np.uint32)
+    return (a.byteswap() if np.little_endian else a).tolist()
+
+
 def seqs_from_imm(imms) -> np.ndarray:
     """Sequence numbers from a batch of immediate data values (network byte order)."""
     a = np.asarray(imms, dtype=np.uint32)
