@@ -5,11 +5,8 @@ On a real NIC, posting a chain and polling completions cost the driver little; w
 Python the bottleneck is the tool's own loops (refreshing immediates, chains, completion
 accounting, re-posting receives). This runs `txrx --method rdma` 1 -> 1 over the simulated
 verbs provider with a copy-free wire (FABRICTEST_VERBS_SIM_WIRE=nocopy: descriptors move,
-payloads do not) at 64 KiB, `--test throughput`, over RC (the same loops as UC; RC makes a
-transmitter wait for a receiver that has no receive posted instead of losing the write, so
-both loops handle every message: the simulated NIC's receive side costs more CPU than its
-send side, and over UC the receiver would fall behind and lose writes), and reads from
---json, per process:
+payloads do not) at 64 KiB, `--test throughput`, UC (the seed's), and reads from --json,
+per process:
 - messages / elapsed: work requests posted (transmitter) or completions polled (receiver) per
   second of wall clock, the provider's own work included;
 - the CPU seconds of the loop and the CPU seconds spent inside the provider (post_send,
@@ -50,8 +47,7 @@ def one_run(nmsg: int, workdir: str) -> dict:
                                   FABRICTEST_VERBS_SIM_WIRE="nocopy"))  # fmt: skip
     env.pop("FABRICTEST_VERBS_SIM_FAULTS", None)
     args = [sys.executable, "-m", "fabrictest.txrx", "--method", "rdma", "--msg-size", str(MSG),
-            "--num-blks", "10", "--num-cmsgs", "100", "--nmsg", str(nmsg), "--transport", "rc",
-            "--json", js]  # fmt: skip
+            "--num-blks", "10", "--num-cmsgs", "100", "--nmsg", str(nmsg), "--json", js]  # fmt: skip
     p = subprocess.run(mpirun.command(2, args), capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
         raise SystemExit(f"txrx exited {p.returncode}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -161,7 +157,7 @@ def main(argv=None) -> int:
             bare.append(bare_loop(args.nmsg // 3, work))
             wcs.append(wc_cost())
     med = statistics.median
-    print(f"txrx --method rdma --transport rc 1 -> 1, simulated provider, copy-free wire, {MSG} B messages,"
+    print(f"txrx --method rdma (UC) 1 -> 1, simulated provider, copy-free wire, {MSG} B messages,"
           f" {args.nmsg} messages, median of {args.reps} runs")  # fmt: skip
     print(f"needed for 100 Gb/s at 64 KiB: {NEED:,.0f} messages/s per process; goal {GOAL:g}x\n")
     print(f"{'process':<12} {'msgs/s wall':>12} {'loop CPU s':>11} {'provider s':>11}"

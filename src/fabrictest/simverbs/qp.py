@@ -300,11 +300,12 @@ class QP:
 
     # ------------------------------------------------------------------ receiver's NIC
 
-    def _recv_progress(self):
+    def _recv_progress(self, budget: int) -> int:
+        """Land up to `budget` arrived writes; returns how many descriptors were handled."""
         inbound = self._in
-        n = inbound.pending()
+        n = min(inbound.pending(), budget)
         if n <= 0 or self.qp_state not in (QPS_RTR, QPS_RTS):
-            return
+            return 0
         rc = self.qp_type == QPT_RC
         src_ok = inbound.source() == self._attr["dest_qp_num"]
         access_ok = bool(self._attr.get("access", 0) & REMOTE_WRITE)
@@ -363,6 +364,7 @@ class QP:
             done += 1
         if done:
             inbound.consume(done)
+        return done
 
     # ------------------------------------------------------------------ the rest
 

@@ -6,8 +6,9 @@ GlobalRoute, GID, SGE and the work requests are pyverbs' own classes.
 
 The completion queue is where the simulated NIC runs: `poll` first lets every queue pair
 bound to it make progress (senders transmit queued writes and complete what the receiver
-handled; receivers land what arrived), then returns up to `num_entries` completions, in the
-order they were generated. A completion that finds the queue full is an overrun: the queue
+handled; receivers land what arrived, at most max(num_entries, 64) minus the completions
+already waiting, so the wire is paced by the receiver), then returns up to `num_entries`
+completions, in the order they were generated. A completion that finds the queue full is an overrun: the queue
 fails and `poll` raises (a real CQ overrun is an asynchronous error that breaks the QPs).
 """
 
@@ -23,6 +24,7 @@ from .device import EINVAL, Context, DeviceAttr
 EOVERFLOW = 75
 TIMES = {"post_send": 0.0, "post_recv": 0.0, "poll": 0.0}  # CPU seconds spent in the provider
 COUNTS = {"post_send": 0, "post_recv": 0, "poll": 0, "completions": 0}
+PACE = 64  # writes a receiving CQ lands per poll at least (more if asked for more)
 
 
 class QPInitAttr:
@@ -51,6 +53,7 @@ class CQ:
         self._entries: deque = deque()
         self._senders: list = []
         self._receivers: list = []
+        self._next = 0
         self._overrun = False
 
     def _push(self, wc, qp=None, frees: int = 0) -> bool:
@@ -68,8 +71,17 @@ class CQ:
         t = time.thread_time()
         for qp in self._senders:
             qp._send_progress()
-        for qp in self._receivers:
-            qp._recv_progress()
+        # the receiving NIC lands at most PACE writes per poll (round robin over the QPs):
+        # the simulation's landing runs on the receiver's CPU, and unpaced it would outrun the
+        # application and starve the receive queue, losing UC writes a NIC would not lose
+        budget = max(int(num_entries), PACE) - len(self._entries)
+        receivers = self._receivers
+        if budget > 0 and receivers:
+            self._next = (self._next + 1) % len(receivers)
+            for qp in receivers[self._next :] + receivers[: self._next]:
+                budget -= qp._recv_progress(budget)
+                if budget <= 0:
+                    break
         if self._overrun:
             TIMES["poll"] += time.thread_time() - t
             raise PyverbsRDMAError("Failed to poll CQ: completion queue overrun", EOVERFLOW)

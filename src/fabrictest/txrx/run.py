@@ -8,7 +8,7 @@ import socket
 
 from fabrictest.txrx import output
 from fabrictest.txrx.buffers import Buffer, check_cuda_setup
-from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, EXIT_USAGE, TxrxError
+from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, TxrxError, refuse
 from fabrictest.txrx.options import Options, human_bytes
 from fabrictest.txrx.roles import Role, role_of
 from fabrictest.txrx.sync import agree_error, allgather_obj
@@ -65,7 +65,7 @@ def run(comm, opts: Options) -> int:
     if agreed is not None:
         if rank == 0:
             log.error(agreed[1])
-        return EXIT_USAGE
+        return refuse(rank)
 
     shape = buffer_shape(opts, role)
     if opts.method == "mpi":
@@ -87,7 +87,7 @@ def run(comm, opts: Options) -> int:
                     f"ranks disagree on the verbs provider ({', '.join(sorted(set(providers)))}):"
                     " set FABRICTEST_VERBS the same on every rank"
                 )
-            return EXIT_USAGE
+            return refuse(rank)
         if rank == 0 and setup.simulated:
             log.warning(
                 f"verbs provider is {setup.pv.describe}: the rdma code path ran without an RDMA"
