@@ -92,6 +92,18 @@ def test_two_transmitters_into_one_receiver_process(sim):
     assert all(v["received"] == 3000 and v["missed"] == 0 for v in c.values())
 
 
+def test_the_suites_parser_reads_a_simulated_run_unchanged(sim):
+    # what the ReFrame test reads: the simulated lines are extra lines, not changed ones
+    from fabrictest.parsers.txrx import parse_txrx
+
+    p = sim(3, [*SMALL, "--nrx", "1", "--nlink", "2", "--nmsg", "1000"])
+    assert p.returncode == 0, p.stderr
+    rep = parse_txrx(p.stdout + p.stderr)
+    assert len(rep.complete_streams(require_corrupt=True)) == 2 and not rep.incomplete_streams()
+    assert len(rep.transmitters) == 2 and rep.errors == []
+    assert [s.received for s in rep.streams] == [1000, 1000]
+
+
 def test_two_pairs(sim):
     p = sim(4, [*SMALL, "--nrx", "2", "--nlink", "2", "--nmsg", "2000"])
     assert p.returncode == 0, p.stderr
