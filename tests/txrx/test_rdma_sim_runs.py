@@ -159,6 +159,16 @@ def test_inject_loss_over_rdma_is_counted_exactly(sim):
                                         "loss rate": 0.05, "corrupt": 0}  # fmt: skip
 
 
+def test_data_checks_survive_long_runs_of_skipped_messages(sim):
+    # 98% skipped leaves gaps longer than the ring: credits must not wait for a message that
+    # was never sent (they once did, until the deadline)
+    p = sim(2, [*SMALL, "--nmsg", "3000", "--inject-loss", "0.98", "--test", "increment",
+                "--timeout", "10"])  # fmt: skip
+    assert p.returncode == 3, p.stderr
+    c = counts(p.stdout)[(0, 0)]
+    assert (c["received"], c["missed"], c["corrupt"]) == (60, 2940, 0)
+
+
 @pytest.mark.parametrize("test", ["ones", "increment"])
 def test_a_corrupted_payload_is_counted_by_the_data_check(sim, test):
     p = sim(2, [*SMALL, "--nmsg", "4000", "--test", test], faults="corrupt=0.02,seed=9")

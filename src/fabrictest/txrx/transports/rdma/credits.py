@@ -6,9 +6,10 @@ lands data as fast as it arrives, whether or not the receiver has polled its com
 Throughput runs do not care; `--test ones|increment` would count such a slot as corrupt. So
 with a data check each receiver stream tells its transmitter, after every batch it accounts
 for, the highest sequence number it has checked (everything below it is checked or lost for
-good: a QP delivers in order), and the transmitter writes message `q` only once
-`q <= highest + slots`. At the end the receiver sends DONE and the transmitter waits for it,
-so that no credit is left unreceived.
+good: a QP delivers in order), and the transmitter writes into a slot only once the message
+it last wrote there is at or below that number. (Not "seq - slots": numbers skipped by
+--inject-loss never occupy a slot, and waiting for them would wait forever.) At the end the
+receiver sends DONE and the transmitter waits for it, so that no credit is left unreceived.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ class Grants:
 class Gate:
     """A transmitter's side: the highest sequence number its receiver has checked."""
 
-    def __init__(self, comm, src: int, slots: int):
-        self.comm, self.src, self.slots = comm, src, slots
+    def __init__(self, comm, src: int):
+        self.comm, self.src = comm, src
         self.highest = -1
         self.done = False
         self.buf = np.zeros(1, dtype=np.int64)
@@ -76,9 +77,9 @@ class Gate:
             self.req = self.comm.Irecv(self.buf, self.src, CREDIT_TAG)
         return got
 
-    def allows(self, seq: int) -> bool:
-        """May message `seq` overwrite its slot (the previous lap there is checked)?"""
-        return seq <= self.highest + self.slots or (self.poll() and seq <= self.highest + self.slots)
+    def checked(self, seq: int) -> bool:
+        """Has the receiver checked message `seq` (or lost it for good)? -1: nothing to check."""
+        return seq <= self.highest or (self.poll() and seq <= self.highest)
 
     def finish(self, timeout: float, who: str) -> None:
         deadline, spins = Deadline(timeout), 0

@@ -81,10 +81,11 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
                     f" receiver (rank {role.peers[0]}) stalled"
                 )
 
-    gate = credits.Gate(comm, role.peers[0], slots) if opts.test != "throughput" else None
+    gate = credits.Gate(comm, role.peers[0]) if opts.test != "throughput" else None
+    occupant = np.full(slots, -1, dtype=np.int64)  # the message last written to each slot
 
     def wait_credit(seq: int) -> None:
-        while not gate.allows(seq):
+        while not gate.checked(seq):
             if poll_once():
                 deadline.touch()
             elif deadline.expired():
@@ -99,11 +100,11 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
     for _w, seqs in ring.send_windows(opts.nmsg, L, skipped, stop):
         n = int(seqs.size)
         reap(n)
-        if gate is not None:
-            wait_credit(int(seqs[-1]))
         first_slot = int(seqs[0]) % slots
-        if opts.test != "throughput":
+        if gate is not None:
             idx = ring.slot_of(seqs, slots)
+            wait_credit(int(occupant[idx].max()))
+            occupant[idx] = seqs
             block = rows[idx]
             ring.fill_messages(block, seqs, opts.test)
             rows[idx] = block
