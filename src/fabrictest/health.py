@@ -39,7 +39,7 @@ from .parsers.ibv_devinfo import (
     normalise_link_layer,
     parse_ibv_devinfo,
 )
-from .parsers.sysfs import read_hcas_from_sysfs
+from .sysinfo import read_hcas_from_sysfs, read_netdevs
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -387,12 +387,7 @@ def gather_netdevs(sys_root: Path) -> dict[str, tuple[str | None, int | None]]:
             return out
         except (ValueError, KeyError, TypeError):
             out.clear()
-    net = sys_root / "class" / "net"
-    if net.is_dir():
-        for d in net.iterdir():
-            state = _read(d / "operstate")
-            mtu = _read(d / "mtu")
-            out[d.name] = (state, int(mtu) if mtu and mtu.isdigit() else None)
+    out.update(read_netdevs(sys_root))
     return out
 
 

@@ -263,7 +263,7 @@ def infer_mofed_gid_kinds(port: PortInfo) -> list[GidEntry]:
     at the odd one (``show_gids`` shows the types). Only applied to an Ethernet port whose
     GIDs carry no type and come in such equal pairs; otherwise the GIDs are returned as is.
     The real types are in sysfs (``ports/N/gid_attrs/types/I``), which
-    :func:`fabrictest.parsers.sysfs.read_port_from_sysfs` reads.
+    :func:`fabrictest.sysinfo.read_port_from_sysfs` reads.
     """
     gids = port.gids
     if port.link_layer != "Ethernet" or not gids or any(g.kind for g in gids):
