@@ -48,17 +48,20 @@ message count, sizes, iterations, ranks per node, nodes, ...) is a *shaping vari
 family lists its own in ``shaped_by`` and reports their effective values for a run (``nmsg=0``
 resolved to the count the size profile chose). Each one is either a level of ``$index`` or
 listed in ``$provenance.<Class>.<system>.measured_with`` (with per-value overrides under
-``values``). A run whose value is not the one (or one of the list) the reference was measured
-with gets **no reference** for that figure: ``no reference for msg_size=1024`` (failing the test
-unless ``-S missing_reference=warn``), instead of being judged against another size's value. A
-shaping variable neither indexed nor listed also means no reference. :func:`check_against`
+``values``): a value, a list of values the figure holds for, or ``null`` (the variable did not
+apply, e.g. ``transport`` for ``--method mpi``; a run where it applies gets no reference). A
+run whose value (``None`` in ``shaping()``: does not apply to this run, not checked) is not the
+one (or one of the list) the reference was measured with gets **no reference** for that
+figure: ``no reference for msg_size=1024`` (failing the test unless ``-S
+missing_reference=warn``), instead of being judged against another size's value. A shaping
+variable neither indexed nor listed also means no reference. :func:`check_against`
 (run by ``tests/reframe/test_references.py``) reports files that do not list every shaping
 variable of a class. A calibration command writing a file must write ``measured_with`` with the
 values of its run.
 
 Functions: :func:`load` (parse and validate one file), :func:`load_all`, :func:`lookup` /
 :func:`resolve` (the reference ReFrame will use for a test's parameters, and its key path),
-:func:`refusals` (which figures of a run have no usable reference, and unit mismatches),
+:func:`refusals` (which figures of a run have no usable reference), :func:`unit_mismatches`,
 :func:`check_against` (cross-check a file with the tests' parameters, variables, units and
 shaping variables), :func:`for_reframe` (the file without ``$provenance``: what ReFrame's reader
 sees).
