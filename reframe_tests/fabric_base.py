@@ -32,7 +32,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +45,7 @@ from reframe.core.exceptions import PerformanceError, ReferenceParseError, Sanit
 from reframe.core.logging import getlogger
 
 from fabrictest import references as refs
+from fabrictest.binaries import OSU_SUBDIRS, find_imb, find_osu, osu_candidates  # noqa: F401
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
 
@@ -155,62 +155,6 @@ def gpu_aware_ok(d2d: float, h2h: float, min_fraction: float) -> bool:
     """The derived GPU-aware check: D-D bandwidth >= ``min_fraction`` x H-H bandwidth.
     Seed 002 (10.9 vs 19.5 GB/s per rank, 0.56) fails it at the default 0.8."""
     return device_fraction(d2d, h2h) >= min_fraction
-
-
-OSU_SUBDIRS = {
-    "osu_latency": "pt2pt",
-    "osu_bw": "pt2pt",
-    "osu_bibw": "pt2pt",
-    "osu_mbw_mr": "pt2pt",
-    "osu_multi_lat": "pt2pt",
-    "osu_get_bw": "one-sided",
-    "osu_put_bw": "one-sided",
-    "osu_get_latency": "one-sided",
-    "osu_put_latency": "one-sided",
-}
-
-
-def osu_candidates(name: str, osu_home: str | os.PathLike) -> list[Path]:
-    """Where OSU binary ``name`` may be under ``OSU_HOME``: an install prefix (5.x and 7.x:
-    libexec/osu-micro-benchmarks/mpi/<kind>/), a 7.x build tree (c/mpi/<kind>/standard/ for
-    pt2pt, c/mpi/<kind>/ for one-sided) or a 5.x build tree (mpi/<kind>/)."""
-    kind = OSU_SUBDIRS.get(name, "pt2pt")
-    home = Path(osu_home)
-    return [
-        home / "libexec" / "osu-micro-benchmarks" / "mpi" / kind / name,
-        home / "c" / "mpi" / kind / "standard" / name,
-        home / "c" / "mpi" / kind / name,
-        home / "mpi" / kind / name,
-        home / kind / name,
-        home / "bin" / name,
-        home / name,
-    ]
-
-
-def _is_exe(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
-    """Path of OSU binary ``name`` from ``OSU_HOME`` or ``PATH``; None when absent."""
-    env = os.environ if env is None else env
-    home = env.get("OSU_HOME")
-    if home:
-        for cand in osu_candidates(name, home):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
-
-
-def find_imb(env: Mapping[str, str] | None = None, name: str = "IMB-MPI1") -> str | None:
-    """Path of IMB-MPI1 from ``IMB_HOME`` (the directory or its bin/) or ``PATH``."""
-    env = os.environ if env is None else env
-    home = env.get("IMB_HOME")
-    if home:
-        for cand in (Path(home) / name, Path(home) / "bin" / name):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
 
 
 def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
