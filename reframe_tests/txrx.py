@@ -117,6 +117,14 @@ class TxRxTest(FabricTest):
                 "num_cmsgs": self.num_cmsgs, "nmsg": self.expected_nmsg,
                 "transport": self.transport if self.method == "rdma" else None}
 
+    def launch_problems(self):
+        """A failed launch, with txrx's own reason (its ERROR lines go to stderr)."""
+        problems = super().launch_problems()
+        if problems:
+            text = self.output_text(self.stdout) + self.output_text(self.stderr)
+            problems += [line.strip() for line in text.splitlines() if "ERROR:" in line][:2]
+        return problems
+
     def result_problems(self):
         rep = self.report()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []

@@ -123,7 +123,8 @@ def standin_run(tmp_path_factory):
     txrx.write_text(
         "#!/bin/bash\n"
         'case " $* " in\n'
-        '  *" --nlink 1 "*) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && kill -SEGV $$ ;;\n'
+        '  *" --nlink 1 "*) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] &&\n'
+        '     { echo "ERROR:__main__:receiver 0: transmitter 0 stopped" >&2; kill -SEGV $$; } ;;\n'
         '  *) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && cat "' + str(bins) + '/txrx-m2o.out" ;;\n'
         "esac\n"
         "sleep 1\n"
@@ -180,6 +181,7 @@ def test_txrx_crash_is_a_crash_not_a_parse_error(standin_run):
     reason = _reason(standin_run, SAME_NODE)
     assert "exited on signal 11 (Segmentation fault)" in reason, reason
     assert "parse" not in reason.lower() and "empty" not in reason, reason
+    assert "ERROR:__main__:receiver 0: transmitter 0 stopped" in reason, reason  # txrx's why
 
 
 def test_txrx_missing_stream_fails_naming_it(standin_run):
