@@ -551,7 +551,13 @@ class FabricTest(rfm.RunOnlyRegressionTest):
         out, err = self.output_text(self.stdout), self.output_text(self.stderr)
         failures = launch_failures(out + "\n" + err)
         if failures:
-            return [f"job failed: {describe(failures)}"]
+            problems = [f"job failed: {describe(failures)}"]
+            if all(f.kind == "exit" for f in failures):  # a tool's verdict: say its reason too
+                try:
+                    problems += self.result_problems()
+                except ParseError:
+                    pass
+            return problems
         statuses = exit_statuses(err)
         if "the launch" not in statuses:
             return ["the job did not finish: no exit status line (killed? time limit?)"]

@@ -118,6 +118,7 @@ def standin_run(tmp_path_factory):
     )
     imb.chmod(0o755)
     # txrx: same-node crashes before printing anything; many-to-one reports 1 of its 2 streams
+    # and exits 3
     txrx = bins / "txrx"
     (bins / "txrx-m2o.out").write_text(_txrx_lines([(0, 0)], nlink=2))
     txrx.write_text(
@@ -125,7 +126,8 @@ def standin_run(tmp_path_factory):
         'case " $* " in\n'
         '  *" --nlink 1 "*) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] &&\n'
         '     { echo "ERROR:__main__:receiver 0: transmitter 0 stopped" >&2; kill -SEGV $$; } ;;\n'
-        '  *) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && cat "' + str(bins) + '/txrx-m2o.out" ;;\n'
+        '  *) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && cat "' + str(bins) + '/txrx-m2o.out";\n'
+        "     exit 3 ;;  # txrx's 'completed with missed messages'\n"
         "esac\n"
         "sleep 1\n"
         "exit 0\n"
@@ -186,6 +188,8 @@ def test_txrx_crash_is_a_crash_not_a_parse_error(standin_run):
 
 def test_txrx_missing_stream_fails_naming_it(standin_run):
     reason = _reason(standin_run, MANY_TO_ONE)
+    # a tool's non-zero exit is its verdict: the reason says both
+    assert "exited with status 3" in reason, reason
     assert "1 of 2 streams reported; no receiver 0 <- transmitter 1" in reason, reason
 
 
