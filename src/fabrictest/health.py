@@ -39,6 +39,7 @@ from .parsers.ibv_devinfo import (
     normalise_link_layer,
     parse_ibv_devinfo,
 )
+from .parsers.ibv_devinfo import missing as devinfo_missing
 from .sysinfo import read_hcas_from_sysfs, read_netdevs
 
 EXIT_OK = 0
@@ -353,6 +354,9 @@ def gather_ports(sys_root: Path, use_ibv_devinfo: bool = True) -> tuple[list[Hca
             source = "ibv_devinfo -v"
         except ParseError:
             hcas = []
+        if hcas and devinfo_missing(hcas, text):
+            # a port cut from the output would go unchecked: sysfs is the whole truth
+            return sysfs, "sysfs (ibv_devinfo -v output cut short)"
     if not hcas:
         return sysfs, source
     for h in hcas:

@@ -98,7 +98,9 @@ def test_calibrated_file_loads_and_reframe_applies_it(sessions, tmp_path):
     assert sorted(s["uuid"] for s in prov["calibration"]["sessions"]) == sorted(uuids)
     assert all(s["host"] and s["reframe"] == "4.10.4" and s["extras"] == {"calib": "healthy"}
                for s in prov["calibration"]["sessions"])
-    assert prov["measured_with"]["size_profile"] == "quick"
+    # what the run recorded (the base's `measured_with`), not the raw variables (ppn 0: auto)
+    assert set(prov["measured_with"]) == {"ppn", "num_nodes", "num_reps"}
+    assert prov["measured_with"]["ppn"] > 0
     tx = ref_file.classes["TxRxTest"]
     assert tx.entries[("local", "same-node", "mpi", "host")]["stream_gbps"].lower == -0.95
     # the untouched many-to-one entries keep their values and hand-written provenance
@@ -260,15 +262,15 @@ def test_sessions_measured_differently_are_refused(sessions, tmp_path):
     def profile(i, rep):
         if i == 1:
             for tc in _cases(rep, "BisectionTest"):
-                tc["size_profile"] = "full"
+                tc["measured_with"]["num_reps"] += 1
 
     glob = _derived(tmp, tmp_path, profile)
     target = tmp_path / "local.yaml"
     shutil.copy(ROOT / "reference" / "local.yaml", target)
     lines = _refused(["--report", glob], env, target)
     assert len(lines) == 3
-    assert lines[0] == ("fabric-report: refused: BisectionTest aggregate_bw: the sessions "
-                        "measured it differently (size_profile full, quick)")
+    assert re.fullmatch(r"fabric-report: refused: BisectionTest aggregate_bw: the sessions "
+                        r"measured it differently \(num_reps (\d+), (\d+)\)", lines[0]), lines
 
 
 @pytest.mark.parametrize("args,first", [

@@ -19,13 +19,19 @@ module             function                                  tool
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
+``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
 =================  ========================================  ============================
 
-All raise :class:`ParseError` (a ``ValueError``) on text that is not their tool's output.
+All raise :class:`ParseError` (a ``ValueError``), and no other exception, on text that is not
+their tool's output. Whether a parsed output is *whole* (every size, stream, line and closing
+line the run should print) is asked of the result with each benchmark module's ``missing()``,
+which returns what is missing (docs/parsers.md); :func:`ends_mid_line` tells a text cut while a
+line was written.
 """
 
 from __future__ import annotations
 
+from ._util import ends_mid_line
 from .errors import ParseError
 
-__all__ = ["ParseError"]
+__all__ = ["ParseError", "ends_mid_line"]
