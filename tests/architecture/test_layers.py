@@ -64,6 +64,10 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("vcluster/plan.py", "import tests.conftest", "vcluster imports no ReFrame"),
         ("report/stats.py", "from fabrictest.txrx import errors", "report does not import txrx"),
         ("sysinfo.py", "from fabrictest import health", "fabrictest's modules import only"),
+        ("health/checks.py", "from . import gather", "health: the CLI above the gathering"),
+        ("health/gather.py", "from .cli import main", "health: the CLI above the gathering"),
+        ("health/checks.py", "import subprocess", "health checks run no command"),
+        ("health/checks.py", "from fabrictest import sysinfo", "health checks run no command"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(package_copy, module, line, contract):
