@@ -1,5 +1,5 @@
-"""NIC pre-flight health on ``+rdma`` partitions (seed 003's checklist, as far as a node can check
-itself): ``fabric-health`` once on every node. It prints
+"""NIC pre-flight health on ``+rdma`` partitions (the Slingshot acceptance notes' checklist, as
+far as a node can check itself): ``fabric-health`` once on every node. It prints
 ``HEALTH <node> <dev>/<port> <check>: PASS|FAIL <detail>`` lines (port ACTIVE and link up, link
 layer, active MTU >= expected, rate >= expected, a RoCE v2 GID on Ethernet ports, the netdev's
 MTU, ARP cache thresholds for the job's node count) and ``HEALTH summary: N checks, M failed``.
