@@ -279,6 +279,12 @@ class FabricTest(rfm.RunOnlyRegressionTest):
     #: family lists them and returns their effective values from :meth:`shaping`
     shaped_by: tuple[str, ...] = ()
 
+    #: partition features every case of the family needs (``"rdma"``, ``"gpu"``); a case
+    #: with ``method="rdma"`` needs ``rdma`` and one with device buffers (:meth:`needs_gpu`)
+    #: ``gpu`` as well. They become ``valid_systems``, so a case is neither listed nor run on a
+    #: partition without them (``reframe -l --system local`` lists what runs there)
+    requires: tuple[str, ...] = ()
+
     valid_systems = ["*"]
     valid_prog_environs = ["+mpi"]
     sourcesdir = None
@@ -287,6 +293,21 @@ class FabricTest(rfm.RunOnlyRegressionTest):
     tags = {"fabric"}
 
     binaries = fixture(FabricBinaries, scope="environment")
+
+    @run_after("init")
+    def _require_features(self):
+        needed = self.required_features()
+        if needed:
+            self.valid_systems = [" ".join(f"+{name}" for name in needed)]
+
+    def required_features(self) -> list[str]:
+        """The partition features this case needs, in a fixed order (see :attr:`requires`)."""
+        needed = list(self.requires)
+        if getattr(self, "method", None) == "rdma":
+            needed.append("rdma")
+        if self.needs_gpu():
+            needed.append("gpu")
+        return list(dict.fromkeys(needed))
 
     # -- partition facts ------------------------------------------------------------------
     def extra(self, key, default=None):

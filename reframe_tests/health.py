@@ -23,13 +23,10 @@ class NicHealthTest(FabricTest):
     executable = "fabric-health"
     time_limit = "5m"
     tags = {"fabric", "health", "preflight", "acceptance"}
+    requires = ("rdma",)  # it checks RDMA ports
 
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
-        self.skip_if(
-            not self.has_feature("rdma"), f"NIC health checks RDMA ports: {part} has no +rdma"
-        )
         self.nodes_checked = self.partition_nodes()
         opts = ["--nodes", str(self.nodes_checked)]
         for key, flag in (

@@ -32,6 +32,11 @@ class ImbTest(FabricTest):
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions")
 
+    def required_features(self) -> list[str]:
+        # the rdma transport is the RDMA NIC's (UCX_NET_DEVICES=mlx5_0:1 on orfeo)
+        extra = ["rdma"] if self.transport == "rdma" else []
+        return list(dict.fromkeys([*super().required_features(), *extra]))
+
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname

@@ -133,14 +133,22 @@ def test_cori_all_to_many_matches_cori_notes(dry_runs):
 
 
 @pytest.mark.parametrize("system", ["seren", "orfeo", "slingshot", "cori"])
-def test_gpu_tests_skip_elsewhere_with_a_reason(dry_runs, system):
+def test_gpu_tests_are_not_run_elsewhere(dry_runs, system):
+    """Without +gpu the GPU cases are not instantiated (valid_systems): neither run nor
+    skipped, while the host-buffer cases are."""
     run = _ok(dry_runs(system))
-    case = run.case("OsuGpuAwareTest %benchmark=osu_bw")
-    assert case["result"] == "skip"
-    assert "no +gpu" in run.skip_reason("OsuGpuAwareTest %benchmark=osu_bw")
-    name = "TxRxTest %scenario=same-node %span=one %method=mpi %buffer=cuda"
-    assert run.case(name)["result"] == "skip"
-    assert "no +gpu" in run.skip_reason(name)
+    names = [c["display_name"].replace(" ", "") for c in run.cases()]
+    assert "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host" in names
+    assert [n for n in names if "OsuGpuAwareTest" in n or "%buffer=cuda" in n] == []
+
+
+@pytest.mark.parametrize("system", ["crusher", "cori"])
+def test_rdma_tests_are_not_run_without_rdma(dry_runs, system):
+    run = _ok(dry_runs(system))
+    names = [c["display_name"].replace(" ", "") for c in run.cases()]
+    assert "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host" in names
+    rdma = ("%method=rdma", "%transport=rdma", "NicHealthTest", "PerftestWriteBwTest")
+    assert [n for n in names if any(x in n for x in rdma)] == []
 
 
 def test_no_dry_run_failures(dry_runs):
