@@ -5,7 +5,7 @@ On a real NIC, posting a chain and polling completions cost the driver little; w
 Python the bottleneck is the tool's own loops (refreshing immediates, chains, completion
 accounting, re-posting receives). This runs `txrx --method rdma` 1 -> 1 over the simulated
 verbs provider with a copy-free wire (FABRICTEST_VERBS_SIM_WIRE=nocopy: descriptors move,
-payloads do not) at 64 KiB, `--test throughput`, UC (the seed's), and reads from --json,
+payloads do not) at 64 KiB, `--test throughput`, UC (the SEREN tx/rx notes'), and reads from --json,
 per process:
 - messages / elapsed: work requests posted (transmitter) or completions polled (receiver) per
   second of wall clock, the provider's own work included;

@@ -1,10 +1,12 @@
-"""All-to-many personalised exchange with MPI_Isend/Irecv/Waitall (seed 004), our src/c program.
+"""All-to-many personalised exchange with MPI_Isend/Irecv/Waitall (the all-to-many (Cori)
+notes), our src/c program.
 
 ``AllToManyTest``: ``alltomany -p PPN -b UNIT -n ITERS`` for ITERS in 2, 8, 16, 32; performance
 variables (s) for each time it reports (``t_irecv``, ``t_isend``, ``t_waitall``,
 ``t_end_to_end``) and the time per iteration. ``AllToManyScalingTest`` (no job of its own)
 compares the four runs: the time per iteration must not grow by more than ``max_growth`` from
-2 to 32 iterations (seed 004's symptom: posting Irecv 30x slower per iteration at 32 on Cori KNL).
+2 to 32 iterations (the all-to-many (Cori) notes' symptom: posting Irecv 30x slower per
+iteration at 32 on Cori KNL).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ ITERATIONS = [2, 8, 16, 32]
 class AllToManyTest(FabricTest):
     scenario = variable(str, value="all-to-many")
     iterations = parameter(ITERATIONS)
-    #: message block unit size (bytes), -b (seed 004: 32)
+    #: message block unit size (bytes), -b (the all-to-many (Cori) notes: 32)
     unit_size = variable(int, value=32)
     #: ranks per node, -p; 0: the partition's ranks_per_node
     ppn = variable(int, value=0)
@@ -105,8 +107,9 @@ class AllToManyTest(FabricTest):
 
 @rfm.simple_test
 class AllToManyScalingTest(FabricTest):
-    """Seed 004's degradation check over the AllToManyTest runs of this partition (no job of
-    its own: a local `true`), judged against its references like every FabricTest."""
+    """The all-to-many (Cori) notes' degradation check over the AllToManyTest runs of this
+    partition (no job of its own: a local `true`), judged against its references like every
+    FabricTest."""
 
     scenario = variable(str, value="all-to-many")
     #: largest accepted growth of the time per iteration from 2 to 32 iterations

@@ -1,4 +1,5 @@
-"""Bisection bandwidth (seed 003's bisec_bw program, our src/c ``bisection_bw PPN REPS``).
+"""Bisection bandwidth (the Slingshot acceptance notes' bisec_bw program, our src/c
+``bisection_bw PPN REPS``).
 
 Rank i exchanges with rank i + n/2 (MPI_Isend + MPI_Recv) for sizes 1 KiB .. 2 MiB. Ranks are
 placed in blocks (fill a node first), so with 2+ nodes the first half of the nodes exchanges with

@@ -88,8 +88,9 @@ class TxRxLayout:
 
 
 def txrx_layout(scenario: str, span: str, available_nodes: int) -> TxRxLayout:
-    """The seed 000 layouts. ``span='one'``: one node, pair or triple; ``'many'``: as many as
-    ``available_nodes`` allows. Raises ValueError (the skip reason) when it does not fit."""
+    """The layouts of the SEREN tx/rx notes. ``span='one'``: one node, pair or triple;
+    ``'many'``: as many as ``available_nodes`` allows. Raises ValueError (the skip reason) when
+    it does not fit."""
     n = available_nodes
     if scenario == "same-node":
         # one tx and one rx on each node: -map-by ppr:2:node --rank-by node
@@ -106,7 +107,7 @@ def txrx_layout(scenario: str, span: str, available_nodes: int) -> TxRxLayout:
             raise ValueError(f"{scenario}/{span} needs >= {need} nodes, partition has {n}")
         return TxRxLayout(nodes=2 * k, ppn=1, nrx=k, nlink=k)
     if scenario == "many-to-one":
-        # two tx processes into one rx process on the same node (seed: mpirun -c 3)
+        # two tx processes into one rx process on the same node (the SEREN tx/rx notes: mpirun -c 3)
         k = 1 if span == "one" else n
         need = 1 if span == "one" else 2
         if n < need:
@@ -140,7 +141,8 @@ def iteration_growth(times: Mapping[int, float], floor_s: float = 0.0) -> float:
 
 
 def degrades(times: Mapping[int, float], max_growth: float, floor_s: float = 0.0) -> bool:
-    """True when the time per iteration grows by more than ``max_growth`` (seed 004's symptom)."""
+    """True when the time per iteration grows by more than ``max_growth`` (the all-to-many
+    (Cori) notes' symptom)."""
     return iteration_growth(times, floor_s) > max_growth
 
 
@@ -153,12 +155,13 @@ def device_fraction(d2d: float, h2h: float) -> float:
 
 def gpu_aware_ok(d2d: float, h2h: float, min_fraction: float) -> bool:
     """The derived GPU-aware check: D-D bandwidth >= ``min_fraction`` x H-H bandwidth.
-    Seed 002 (10.9 vs 19.5 GB/s per rank, 0.56) fails it at the default 0.8."""
+    The Crusher GPU notes' figures (10.9 vs 19.5 GB/s per rank, 0.56) fail it at the default
+    0.8."""
     return device_fraction(d2d, h2h) >= min_fraction
 
 
 def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
-    """Seed 000's hostfile: ``seren-01 slots=2`` per node."""
+    """The SEREN tx/rx notes' hostfile: ``seren-01 slots=2`` per node."""
     return [f"{node} slots={slots}" for node in nodes]
 
 
@@ -276,6 +279,12 @@ class FabricTest(rfm.RunOnlyRegressionTest):
     #: family lists them and returns their effective values from :meth:`shaping`
     shaped_by: tuple[str, ...] = ()
 
+    #: partition features every case of the family needs (``"rdma"``, ``"gpu"``); a case
+    #: with ``method="rdma"`` needs ``rdma`` and one with device buffers (:meth:`needs_gpu`)
+    #: ``gpu`` as well. They become ``valid_systems``, so a case is neither listed nor run on a
+    #: partition without them (``reframe -l --system local`` lists what runs there)
+    requires: tuple[str, ...] = ()
+
     valid_systems = ["*"]
     valid_prog_environs = ["+mpi"]
     sourcesdir = None
@@ -284,6 +293,21 @@ class FabricTest(rfm.RunOnlyRegressionTest):
     tags = {"fabric"}
 
     binaries = fixture(FabricBinaries, scope="environment")
+
+    @run_after("init")
+    def _require_features(self):
+        needed = self.required_features()
+        if needed:
+            self.valid_systems = [" ".join(f"+{name}" for name in needed)]
+
+    def required_features(self) -> list[str]:
+        """The partition features this case needs, in a fixed order (see :attr:`requires`)."""
+        needed = list(self.requires)
+        if getattr(self, "method", None) == "rdma":
+            needed.append("rdma")
+        if self.needs_gpu():
+            needed.append("gpu")
+        return list(dict.fromkeys(needed))
 
     # -- partition facts ------------------------------------------------------------------
     def extra(self, key, default=None):
@@ -381,7 +405,8 @@ class FabricTest(rfm.RunOnlyRegressionTest):
             if round_robin:
                 opts += ["--distribution=cyclic"]
         elif nodes > 1 and self.launcher_is("mpirun") and not any("map-by" in o for o in opts):
-            # Open MPI inside an allocation: one rank per node is seed 001's `--map-by node`
+            # Open MPI inside an allocation: one rank per node is the ORFEO IMB notes'
+            # `--map-by node`
             if ppn == 1:
                 opts += ["--map-by", "node"]
             else:
@@ -400,7 +425,8 @@ class FabricTest(rfm.RunOnlyRegressionTest):
 
     def export_to_ranks(self, variables: dict) -> None:
         """Set ``variables`` in the job and, with Open MPI's mpirun across hosts (which forwards
-        only what -x names), on the command line too: ``-x UCX_NET_DEVICES=bond0`` (seed 001)."""
+        only what -x names), on the command line too: ``-x UCX_NET_DEVICES=bond0`` (the ORFEO
+        IMB notes)."""
         self.env_vars.update(variables)
         if self.launcher_is("mpirun") and not self.is_local_host:
             opts = []

@@ -1,5 +1,5 @@
-"""NIC pre-flight health on ``+rdma`` partitions (seed 003's checklist, as far as a node can check
-itself): ``fabric-health`` once on every node. It prints
+"""NIC pre-flight health on ``+rdma`` partitions (the Slingshot acceptance notes' checklist, as
+far as a node can check itself): ``fabric-health`` once on every node. It prints
 ``HEALTH <node> <dev>/<port> <check>: PASS|FAIL <detail>`` lines (port ACTIVE and link up, link
 layer, active MTU >= expected, rate >= expected, a RoCE v2 GID on Ethernet ports, the netdev's
 MTU, ARP cache thresholds for the job's node count) and ``HEALTH summary: N checks, M failed``.
@@ -23,13 +23,10 @@ class NicHealthTest(FabricTest):
     executable = "fabric-health"
     time_limit = "5m"
     tags = {"fabric", "health", "preflight", "acceptance"}
+    requires = ("rdma",)  # it checks RDMA ports
 
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
-        self.skip_if(
-            not self.has_feature("rdma"), f"NIC health checks RDMA ports: {part} has no +rdma"
-        )
         self.nodes_checked = self.partition_nodes()
         opts = ["--nodes", str(self.nodes_checked)]
         for key, flag in (

@@ -1,4 +1,5 @@
-"""Intel MPI Benchmarks ``IMB-MPI1 PingPong|Uniband|Biband -msglog N`` between two nodes (seed 001).
+"""Intel MPI Benchmarks ``IMB-MPI1 PingPong|Uniband|Biband -msglog N`` between two nodes (the
+ORFEO IMB notes).
 
 ``transport``: ``rdma`` or ``tcp``; each sets the partition's variables for it
 (``extras.transports``, e.g. orfeo's ``UCX_NET_DEVICES=bond0`` for TCP over the 25 GbE bond),
@@ -23,13 +24,18 @@ class ImbTest(FabricTest):
     scenario = variable(str, value="paired")
     benchmark = parameter(["PingPong", "Uniband", "Biband"])
     transport = parameter(["rdma", "tcp"])
-    #: largest size 2**msglog (seed 001: 28); quick profile: 16
+    #: largest size 2**msglog (the ORFEO IMB notes: 28); quick profile: 16
     msglog = variable(int, value=0)
     #: at most this many repetitions per size (-iter); 0: extras.imb_iter, else IMB's default
     max_repetitions = variable(int, value=0)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions")
+
+    def required_features(self) -> list[str]:
+        # the rdma transport is the RDMA NIC's (UCX_NET_DEVICES=mlx5_0:1 on orfeo)
+        extra = ["rdma"] if self.transport == "rdma" else []
+        return list(dict.fromkeys([*super().required_features(), *extra]))
 
     @run_after("setup")
     def configure(self):

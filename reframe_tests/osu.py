@@ -1,12 +1,13 @@
 """OSU Micro-Benchmarks (5.x and 7.x: install prefix, 7.x build tree or PATH; both output formats).
 
 * ``OsuPt2PtTest``: osu_latency, osu_bw, osu_bibw, osu_get_bw between two nodes, one rank each
-  (seed 003's edge test: ``osu_get_bw`` between two nodes of one switch).
-* ``OsuMbwMrTest``: osu_mbw_mr over a node set (``scope``: switch | group | global, seed 003)
-  with ``ranks_per_node`` ranks per node; pairs = ranks / 2.
+  (the Slingshot acceptance notes' edge test: ``osu_get_bw`` between two nodes of one switch).
+* ``OsuMbwMrTest``: osu_mbw_mr over a node set (``scope``: switch | group | global, the
+  Slingshot acceptance notes) with ``ranks_per_node`` ranks per node; pairs = ranks / 2.
 * ``OsuGpuAwareTest`` (scenario ``gpu-aware``, ``+gpu`` partitions): osu_bw/osu_bibw with
   ``-d cuda|rocm`` for ``H H``, ``H D`` and ``D D`` in one job, and the derived check that D-D
-  bandwidth is at least ``min_fraction`` of H-H (seed 002's symptom, 10.9 vs 19.5 GB/s, fails).
+  bandwidth is at least ``min_fraction`` of H-H (the Crusher GPU notes' symptom, 10.9 vs
+  19.5 GB/s, fails).
 
 Binaries: ``+spack`` or ``+osu`` partitions provide them on PATH; elsewhere ``OSU_HOME`` or
 ``PATH`` on this host; otherwise the tests skip with the reason.
@@ -164,7 +165,8 @@ class OsuMbwMrTest(OsuBase):
 
     @performance_function("MB/s")
     def node_pair_bw(self):
-        """Seed 003's 'Peak BW/Node': peak aggregate over the number of node pairs."""
+        """The Slingshot acceptance notes' 'Peak BW/Node': peak aggregate over the number of
+        node pairs."""
         return self.result().peak() / self.node_pairs
 
 
@@ -172,7 +174,7 @@ class OsuMbwMrTest(OsuBase):
 class OsuGpuAwareTest(OsuBase):
     scenario = variable(str, value="gpu-aware")
     benchmark = parameter(["osu_bw", "osu_bibw"])
-    #: D-D bandwidth must reach this fraction of H-H (seed 002: 10.9/19.5 = 0.56 fails)
+    #: D-D bandwidth must reach this fraction of H-H (the Crusher GPU notes: 10.9/19.5 = 0.56 fails)
     min_fraction = variable(float, value=0.8)
     #: the buffer pairs run, in this order, in one job
     modes = variable(list, value=["H H", "H D", "D D"])
@@ -185,7 +187,6 @@ class OsuGpuAwareTest(OsuBase):
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
-        self.skip_if(not self.has_feature("gpu"), f"GPU-aware MPI needs GPUs: {part} has no +gpu")
         runtime = self.extra("gpu_runtime", "cuda")
         nodes = self.partition_nodes()
         self.skip_if(nodes < 2, f"{self.benchmark} between nodes needs 2 nodes, {part} has {nodes}")

@@ -26,11 +26,11 @@ class PerftestWriteBwTest(FabricTest):
 
     tags = {"fabric", "perftest", "rdma", "acceptance", "regression"}
     shaped_by = ("msg_size", "connection", "perftest_iters")
+    requires = ("rdma",)
 
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
-        self.skip_if(not self.has_feature("rdma"), f"ib_write_bw needs RDMA: {part} has no +rdma")
         nodes = self.partition_nodes()
         self.skip_if(nodes < 2, f"ib_write_bw between nodes needs 2 nodes, {part} has {nodes}")
         exe = self.benchmark_binary("ib_write_bw", "perftest", lambda: shutil.which("ib_write_bw"))

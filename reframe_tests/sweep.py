@@ -85,6 +85,8 @@ class SweepTest(rfm.RunOnlyRegressionTest):
         if self.launcher == "sim":
             self.valid_systems = ["*"]
             self.valid_prog_environs = ["*"]
+        elif self.method == "rdma":
+            self.valid_systems = ["+slurm +rdma"]  # listed only where an RDMA sweep can run
 
     def _nodes(self) -> int:
         extras = self.current_partition.extras

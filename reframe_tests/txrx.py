@@ -1,7 +1,7 @@
-"""tx/rx scenarios of seed 000 with our ``txrx`` tool (RoCE RDMA WRITE or MPI).
+"""tx/rx scenarios of the SEREN tx/rx notes with our ``txrx`` tool (RoCE RDMA WRITE or MPI).
 
 ``scenario``: same-node | paired | many-to-one | pairs-of-three; ``span``: ``one`` (one node,
-pair or triple, as in the seed's single demos) or ``many`` (as many as the partition's nodes
+pair or triple, as in the notes' single demos) or ``many`` (as many as the partition's nodes
 allow, as in its multi-node demos); ``method``: rdma (``+rdma`` partitions) | mpi (everywhere);
 ``buffer``: host | cuda (``+gpu`` partitions).
 
@@ -32,7 +32,7 @@ class TxRxTest(FabricTest):
     msg_size = variable(int, value=65536)
     num_blks = variable(int, value=10)
     num_cmsgs = variable(int, value=100)
-    #: messages per stream; 0: 100_000 (seed 000), 20_000 in the quick profile
+    #: messages per stream; 0: 100_000 (the SEREN tx/rx notes), 20_000 in the quick profile
     nmsg = variable(int, value=0)
     #: rdma queue pair type
     transport = variable(str, value="uc")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run the project's tests: ruff, then pytest (real MPI runs, the C
-# programs, the parsers, ReFrame on `local`, and, as root, the vcluster multi-node suite).
+# Set up (if needed) and run the project's tests: ruff, the layer contracts (lint-imports, see
+# docs/architecture.md), then pytest (real MPI runs, the C programs, the parsers, ReFrame on
+# `local`, and, as root, the vcluster multi-node suite). Each step that fails stops the run.
 # Extra arguments go to pytest.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -9,4 +10,5 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/.venv/bin/activate"
 cd "$ROOT"
 ruff check src tests bench reframe_tests config
+lint-imports --no-cache --no-logo
 exec python -m pytest "$@"

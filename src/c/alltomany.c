@@ -10,7 +10,7 @@
  * Message sizes: the message from sender s to receiver j is
  *     unit * ((s + j) % R + 1) bytes,   R = number of receivers = world size / ppn,
  * so sizes differ between the ranks of a node and between receivers, are multiples of the
- * unit size, and range from 1 unit to R units (seed: 512 ranks, -p 64 -b 32: R = 8, min 32,
+ * unit size, and range from 1 unit to R units (Cori notes: 512 ranks, -p 64 -b 32: R = 8, min 32,
  * max 256 bytes).
  *
  * Timing: each iteration times posting the MPI_Irecv calls (receivers), posting the MPI_Isend

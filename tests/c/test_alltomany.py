@@ -1,5 +1,5 @@
-"""alltomany (src/c/alltomany.c) run for real with 1-4 MPI ranks: seed 004's block, payloads
-checked, bad input refused with one line and a non-zero exit."""
+"""alltomany (src/c/alltomany.c) run for real with 1-4 MPI ranks: the all-to-many (Cori) notes'
+block, payloads checked, bad input refused with one line and a non-zero exit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 pytestmark = pytest.mark.mpi
 
 DASHES = "-" * 59
-# The seed's block (004), label by label, in order; ours adds lines after "(Max means ...)".
+# The all-to-many (Cori) notes' block, label by label, in order; ours adds lines after
+# "(Max means ...)".
 SEED_LABELS = [
     "Total number of MPI processes",
     "Total number of sender   processes",
@@ -38,7 +39,7 @@ def parse_block(text: str) -> tuple[list[tuple[str, str]], list[str]]:
     for line in body:
         m = LINE.match(line)
         if m:
-            # label padded to 37 columns then "= ", as in the seed
+            # label padded to 37 columns then "= ", as in the notes
             assert line.index("= ") == 37, line
             pairs.append((m["label"], m["value"]))
     return pairs, body
@@ -65,7 +66,7 @@ def check_block(text: str, nprocs: int, receivers: int, iters: int, unit: int) -
 
 
 def test_seed_block_matches_seed_text(shared_dir):
-    """The labels we check are the seed's own (guards against typos in SEED_LABELS)."""
+    """The labels we check are the notes' own (guards against typos in SEED_LABELS)."""
     seed = next((shared_dir / "seeds").glob("004_*.txt")).read_text()
     block = seed.split("-p 64 -b 32 -n 2\n", 1)[1]
     labels = [m["label"] for m in map(LINE.match, (x.strip() for x in block.splitlines())) if m]
@@ -88,7 +89,8 @@ def test_block_and_payload(mpirun, c_build, np, ppn, receivers):
 
 
 def test_seed_command_line_shape(mpirun, c_build):
-    """Seed 004's option set (-p -b -n) with values that fit 4 ranks; 1k suffix of ours."""
+    """The all-to-many (Cori) notes' option set (-p -b -n) with values that fit 4 ranks; 1k
+    suffix of ours."""
     proc = mpirun(4, [c_build / "alltomany", "-p", "4", "-b", "1k", "-n", "3"], check=True)
     check_block(proc.stdout, 4, 1, 3, 1024)
 

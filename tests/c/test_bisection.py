@@ -1,5 +1,5 @@
-"""bisection_bw (src/c/bisection_bw.c) run for real with 2-4 MPI ranks: seed 003's lines,
-payloads checked, bad input refused with one line and a non-zero exit."""
+"""bisection_bw (src/c/bisection_bw.c) run for real with 2-4 MPI ranks: the Slingshot acceptance
+notes' lines, payloads checked, bad input refused with one line and a non-zero exit."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def test_regex_matches_seed_output(shared_dir):
 
 
 def test_seed_command_line(mpirun, c_build):
-    """`bisection_bw 4 2` with 4 ranks, as in seed 003: 1 KiB to 2 MiB, one line per size."""
+    """`bisection_bw 4 2` with 4 ranks, as in the Slingshot acceptance notes: 1 KiB to 2 MiB,
+    one line per size."""
     proc = mpirun(4, [c_build / "bisection_bw", "4", "2"], timeout=180, check=True)
     lines = proc.stdout.splitlines()
     assert any(HEADER.match(line) for line in lines)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from fabrictest import health
-from fabrictest.health import (
+from fabrictest.health import cli as health
+from fabrictest.health.checks import (
     HealthExpectations,
-    check_arp_thresholds,
-    check_netdev,
-    check_port,
+    evaluate_arp_thresholds,
+    evaluate_netdev,
     evaluate_port,
     gc_thresh_requirements,
     unreachable_pairs,
@@ -24,6 +25,11 @@ from fabrictest.parsers.ibv_devinfo import parse_ibv_devinfo
 REAL = Path(__file__).resolve().parents[1] / "data" / "real-outputs"
 
 
+def failed(results):
+    """The checks that did not pass, in the order they ran."""
+    return [r for r in results if not r.ok]
+
+
 def ports(name: str):
     return [p for h in parse_ibv_devinfo((REAL / name).read_text()) for p in h.ports]
 
@@ -33,7 +39,7 @@ ROCE = HealthExpectations(link_layer="Ethernet", min_mtu=1024, min_rate_gbps=10)
 
 def test_healthy_roce_recording_passes():
     (port,) = ports("ibv_devinfo-v-roce-cx4lx-mofed4-spaces.txt")
-    assert check_port(port, ROCE, node="n1") == []
+    assert failed(evaluate_port(port, ROCE, node="n1")) == []
     results = evaluate_port(port, ROCE, node="n1")
     assert [r.check for r in results] == [
         "port_state",
@@ -52,11 +58,13 @@ def test_healthy_roce_recording_passes():
 
 def test_roce_recording_below_expectations():
     (port,) = ports("ibv_devinfo-v-roce-cx4lx-mofed4-spaces.txt")
-    problems = check_port(
-        port, HealthExpectations(link_layer="InfiniBand", min_mtu=4096, min_rate_gbps=100)
+    problems = failed(
+        evaluate_port(
+            port, HealthExpectations(link_layer="InfiniBand", min_mtu=4096, min_rate_gbps=100)
+        )
     )
     assert {p.check for p in problems} == {"link_layer", "active_mtu", "rate"}
-    by = {p.check: p.message for p in problems}
+    by = {p.check: p.detail for p in problems}
     assert by["active_mtu"] == "1024 < 4096"
     assert by["rate"] == "10 Gb/s (1X 10) < 100 Gb/s"
     assert by["link_layer"] == "Ethernet (expected InfiniBand)"
@@ -65,10 +73,10 @@ def test_roce_recording_below_expectations():
 
 def test_polling_recording_fails():
     (port,) = ports("ibv_devinfo-v-ib-cx3-mlx4-port2-down-polling.txt")
-    problems = check_port(
-        port, HealthExpectations(link_layer="IB", min_mtu=4096, min_rate_gbps=100)
+    problems = failed(
+        evaluate_port(port, HealthExpectations(link_layer="IB", min_mtu=4096, min_rate_gbps=100))
     )
-    by = {p.check: p.message for p in problems}
+    by = {p.check: p.detail for p in problems}
     assert by["port_state"] == "PORT_DOWN"
     assert by["phys_state"] == "POLLING"
     assert by["rate"] == "10 Gb/s (4X 2.5) < 100 Gb/s"
@@ -81,7 +89,9 @@ def test_polling_recording_fails():
 def test_port_down_recording_fails_only_on_the_down_ports():
     all_ports = ports("ibv_devinfo-ib-cx3-mlx4-port2-down.txt")
     expect = HealthExpectations(link_layer="InfiniBand", min_mtu=4096)
-    state = {(p.device, p.port): [x.check for x in check_port(p, expect)] for p in all_ports}
+    state = {
+        (p.device, p.port): [x.check for x in failed(evaluate_port(p, expect))] for p in all_ports
+    }
     assert state[("mlx4_1", 2)][0] == "port_state" and state[("mlx4_0", 2)][0] == "port_state"
     assert "port_state" not in state[("mlx4_1", 1)] and "port_state" not in state[("mlx4_0", 1)]
     # plain ibv_devinfo shows no physical state: not verifiable, so not passed
@@ -90,46 +100,47 @@ def test_port_down_recording_fails_only_on_the_down_ports():
 
 def test_plain_roce_output_cannot_show_a_rocev2_gid():
     port = ports("ibv_devinfo-roce-cx3-mlx4-2port.txt")[0]
-    by = {p.check: p.message for p in check_port(port, HealthExpectations(min_mtu=1024))}
+    by = {p.check: p.detail for p in failed(evaluate_port(port, HealthExpectations(min_mtu=1024)))}
     assert by["rocev2_gid"].startswith("no GID in this output")
-    assert check_port(port, HealthExpectations(require_rocev2_gid=False, min_mtu=1024)) == [
-        p
-        for p in check_port(port, HealthExpectations(require_rocev2_gid=False))
-        if p.check == "phys_state"
-    ]
+    no_v2 = HealthExpectations(require_rocev2_gid=False)
+    assert failed(
+        evaluate_port(port, HealthExpectations(require_rocev2_gid=False, min_mtu=1024))
+    ) == [p for p in failed(evaluate_port(port, no_v2)) if p.check == "phys_state"]
 
 
 def test_netdev():
-    assert check_netdev("ens1f0", "UP", 9000, HealthExpectations(netdev_mtu=9000)) == []
-    assert [
-        p.check for p in check_netdev("ens1f0", "DOWN", 1500, HealthExpectations(netdev_mtu=9000))
-    ] == [
+    jumbo = HealthExpectations(netdev_mtu=9000)
+    assert failed(evaluate_netdev("ens1f0", "UP", 9000, jumbo)) == []
+    assert [p.check for p in failed(evaluate_netdev("ens1f0", "DOWN", 1500, jumbo))] == [
         "netdev_state",
         "netdev_mtu",
     ]
-    assert check_netdev("ens1f0", "up", 1500, HealthExpectations()) == []
+    assert failed(evaluate_netdev("ens1f0", "up", 1500, HealthExpectations())) == []
     assert (
-        check_netdev(None, None, None, HealthExpectations())[0].message
+        failed(evaluate_netdev(None, None, None, HealthExpectations()))[0].detail
         == "no netdev found for this port"
     )
 
 
 def test_arp_thresholds():
     linux_defaults = {"gc_thresh1": 128, "gc_thresh2": 512, "gc_thresh3": 1024}
-    assert check_arp_thresholds(linux_defaults, nodes=10) == []
+    assert failed(evaluate_arp_thresholds(linux_defaults, nodes=10)) == []
     assert gc_thresh_requirements(1000, 5) == (25000, 37500, 75000)  # HPE CSM guide's example
-    big = check_arp_thresholds(linux_defaults, nodes=1000, nics_per_node=5)
+    big = failed(evaluate_arp_thresholds(linux_defaults, nodes=1000, nics_per_node=5))
     assert [p.check for p in big] == ["gc_thresh1", "gc_thresh2", "gc_thresh3"]
-    assert big[0].message == "128 < 25000 (nodes=1000, nics=5)"
+    assert big[0].detail == "128 < 25000 (nodes=1000, nics=5)"
     full_names = {
         f"net.ipv4.neigh.default.gc_thresh{i}": v for i, v in ((1, 25000), (2, 37500), (3, 75000))
     }
-    assert check_arp_thresholds(full_names, nodes=1000, nics_per_node=5) == []
-    disordered = check_arp_thresholds(
-        {"gc_thresh1": 4096, "gc_thresh2": 2048, "gc_thresh3": 8192}, nodes=2
+    assert failed(evaluate_arp_thresholds(full_names, nodes=1000, nics_per_node=5)) == []
+    disordered = failed(
+        evaluate_arp_thresholds(
+            {"gc_thresh1": 4096, "gc_thresh2": 2048, "gc_thresh3": 8192}, nodes=2
+        )
     )
     assert [p.check for p in disordered] == ["gc_thresh_order"]
-    assert [p.check for p in check_arp_thresholds({"gc_thresh1": None}, nodes=2)] == GC3
+    unreadable = failed(evaluate_arp_thresholds({"gc_thresh1": None}, nodes=2))
+    assert [p.check for p in unreadable] == GC3
     assert HealthExpectations.for_cluster(100, 2).min_gc_thresh == (400, 600, 1200)
     with pytest.raises(ValueError):
         gc_thresh_requirements(0)
@@ -349,3 +360,67 @@ def test_cli_ping_checks(tmp_path, capsys, monkeypatch):
     assert "HEALTH n01 -/- ping:n02: PASS 2/2 replies" in out
     assert "HEALTH n01 -/- ping:n03: FAIL 0/2 replies" in out
     assert parse_health(out).ping_matrix() == {("n01", "n02"): True, ("n01", "n03"): False}
+
+
+# --------------------------------------------------------------------------- installed command
+
+
+@pytest.mark.parametrize(
+    "command", [["fabric-health"], [sys.executable, "-m", "fabrictest.health"]]
+)
+def test_installed_command_exit_codes(tmp_path, command):
+    """The console script (pyproject's entry point) and `python -m` run the same CLI."""
+    if command[0] == "fabric-health":
+        command = [str(Path(sys.executable).parent / "fabric-health")]
+    none = [*command, "--sys-root", str(tmp_path), "--proc-root", str(tmp_path)]
+    proc = subprocess.run(
+        [*none, "--no-ibv-devinfo", "--node-name", "n01"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout.startswith("HEALTH n01 no RDMA device: ") and proc.stdout.count("\n") == 1
+    sys_root, proc_root = make_node(tmp_path)
+    proc = subprocess.run(
+        [
+            *command,
+            "--sys-root",
+            str(sys_root),
+            "--proc-root",
+            str(proc_root),
+            "--no-ibv-devinfo",
+            "--node-name",
+            "n01",
+            "--expect-mtu",
+            "8192",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "HEALTH n01 mlx5_0/1 active_mtu: FAIL 4096 < 8192" in proc.stdout.splitlines()
+    proc = subprocess.run(
+        [*command, "--expect-mtu", "big"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 64 and proc.stdout == ""
+    assert "fabric-health: error: argument --expect-mtu" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_entry_point_of_older_installs_still_runs(tmp_path, capsys):
+    from fabrictest import health as package
+
+    rc = package.main(
+        [
+            "--sys-root",
+            str(tmp_path),
+            "--proc-root",
+            str(tmp_path),
+            "--no-ibv-devinfo",
+            "--node-name",
+            "n01",
+        ]
+    )
+    assert rc == 2 and capsys.readouterr().out.startswith("HEALTH n01 no RDMA device: ")

@@ -38,7 +38,7 @@ IMB_FILES = recordings("imb-*.txt") + recordings("seed001-imb*.txt")
 PERFTEST_FILES = recordings("ib_*_bw-*.txt")
 # really cut: the author's copy stops at the 512 B row / the author cut the closing rule
 PERFTEST_CUT = {"ib_write_bw-roce-qp8-gbits-truncated.txt", "ib_write_bw-roce-cx6dx-gbits-q1.txt"}
-TXRX_LAYOUT = {  # nrx, nlink of seed 000's demos
+TXRX_LAYOUT = {  # nrx, nlink of the SEREN tx/rx notes' demos
     "seed000-txrx-10pairs-same-node.txt": (10, 10),
     "seed000-txrx-1pair.txt": (1, 1),
     "seed000-txrx-1rx-2tx.txt": (1, 2),

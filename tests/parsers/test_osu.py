@@ -53,7 +53,8 @@ def test_seed003_mbw_mr_tables():
     assert (g2.pairs, g2.at(4194304)) == (60, 241629.03)
     glob = parse_osu(read("seed003-osu_mbw_mr-5.7-pairs256-global.txt"))
     assert (glob.pairs, glob.at(4194304)) == (256, 296699.17)
-    # the seed's "Peak BW/Node" is the largest-size rate over the node pairs: 378065.80/31
+    # the Slingshot acceptance notes' "Peak BW/Node" is the largest-size rate over the node
+    # pairs: 378065.80/31
     assert round(g1.at(4194304) / 31) == 12196
 
 

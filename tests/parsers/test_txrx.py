@@ -16,7 +16,7 @@ def test_every_seed_log_parses(path):
     r = parse_txrx(path.read_text())
     assert r.streams and r.complete_streams() == r.streams
     assert r.incomplete_streams() == []
-    assert all(s.corrupt is None for s in r.streams)  # the seed's tool does not print it
+    assert all(s.corrupt is None for s in r.streams)  # the SEREN notes' tool does not print it
     assert r.complete_streams(require_corrupt=True) == []
     assert all(s.missed == 0 and s.loss_rate == 0.0 and s.received == s.total for s in r.streams)
     assert r.errors == []

@@ -1,6 +1,6 @@
 """`reframe --dry-run` for every system but local: the generated job scripts carry what the
-seeds prescribe (launch lines, hostfiles, Slurm geometry, fabric and GPU variables), and the
-tests that cannot run on a partition are skipped with a reason."""
+users' notes (docs/sources.md) prescribe (launch lines, hostfiles, Slurm geometry, fabric and GPU
+variables), and the tests that cannot run on a partition are skipped with a reason."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _ok(run):
     return run
 
 
-def test_seren_same_node_is_seed_000(dry_runs):
+def test_seren_same_node_matches_seren_notes(dry_runs):
     run = _ok(dry_runs("seren"))
     script = run.job_script("TxRxTest %scenario=same-node %span=many %method=rdma %buffer=host")
     assert SEREN_HOSTFILE_10x2 in script
@@ -65,7 +65,7 @@ def test_seren_perftest_and_health(dry_runs):
     assert "mpirun -np 10 -map-by ppr:1:node --rank-by node" in health
 
 
-def test_orfeo_imb_is_seed_001(dry_runs):
+def test_orfeo_imb_matches_orfeo_notes(dry_runs):
     run = _ok(dry_runs("orfeo"))
     tcp = run.job_script("ImbTest %benchmark=PingPong %transport=tcp")
     for line in ("#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=1", "#SBATCH --partition=EPYC"):
@@ -84,7 +84,7 @@ def test_orfeo_imb_is_seed_001(dry_runs):
         assert "spack env activate" in rdma
 
 
-def test_slingshot_osu_is_seed_003(dry_runs):
+def test_slingshot_osu_matches_slingshot_notes(dry_runs):
     run = _ok(dry_runs("slingshot"))
     get = run.job_script("OsuPt2PtTest %benchmark=osu_get_bw")
     assert "#SBATCH --nodes=2" in get and "#SBATCH --ntasks-per-node=1" in get
@@ -98,7 +98,7 @@ def test_slingshot_osu_is_seed_003(dry_runs):
     assert "#SBATCH --nodes=64" in bis
 
 
-def test_crusher_gpu_settings_are_seed_002(dry_runs):
+def test_crusher_gpu_settings_match_crusher_notes(dry_runs):
     run = _ok(dry_runs("crusher"))
     gpu = run.job_script("OsuGpuAwareTest %benchmark=osu_bibw")
     for line in (
@@ -118,7 +118,7 @@ def test_crusher_gpu_settings_are_seed_002(dry_runs):
     assert "--buffer cuda" in txrx and "#SBATCH --gpus-per-task=1" in txrx
 
 
-def test_cori_all_to_many_is_seed_004(dry_runs):
+def test_cori_all_to_many_matches_cori_notes(dry_runs):
     run = _ok(dry_runs("cori"))
     for n in (2, 8, 16, 32):
         script = run.job_script(f"AllToManyTest %iterations={n}")
@@ -133,14 +133,22 @@ def test_cori_all_to_many_is_seed_004(dry_runs):
 
 
 @pytest.mark.parametrize("system", ["seren", "orfeo", "slingshot", "cori"])
-def test_gpu_tests_skip_elsewhere_with_a_reason(dry_runs, system):
+def test_gpu_tests_are_not_run_elsewhere(dry_runs, system):
+    """Without +gpu the GPU cases are not instantiated (valid_systems): neither run nor
+    skipped, while the host-buffer cases are."""
     run = _ok(dry_runs(system))
-    case = run.case("OsuGpuAwareTest %benchmark=osu_bw")
-    assert case["result"] == "skip"
-    assert "no +gpu" in run.skip_reason("OsuGpuAwareTest %benchmark=osu_bw")
-    name = "TxRxTest %scenario=same-node %span=one %method=mpi %buffer=cuda"
-    assert run.case(name)["result"] == "skip"
-    assert "no +gpu" in run.skip_reason(name)
+    names = [c["display_name"].replace(" ", "") for c in run.cases()]
+    assert "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host" in names
+    assert [n for n in names if "OsuGpuAwareTest" in n or "%buffer=cuda" in n] == []
+
+
+@pytest.mark.parametrize("system", ["crusher", "cori"])
+def test_rdma_tests_are_not_run_without_rdma(dry_runs, system):
+    run = _ok(dry_runs(system))
+    names = [c["display_name"].replace(" ", "") for c in run.cases()]
+    assert "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host" in names
+    rdma = ("%method=rdma", "%transport=rdma", "NicHealthTest", "PerftestWriteBwTest")
+    assert [n for n in names if any(x in n for x in rdma)] == []
 
 
 def test_no_dry_run_failures(dry_runs):

@@ -1,5 +1,6 @@
-"""Pure helpers of the ReFrame suite: the GPU-aware and all-to-many derived checks (on the seeds'
-own figures), the tx/rx layouts, where OSU/IMB binaries are found, the settings contract."""
+"""Pure helpers of the ReFrame suite: the GPU-aware and all-to-many derived checks (on the
+Crusher GPU and all-to-many (Cori) notes' own figures), the tx/rx layouts, where OSU/IMB binaries
+are found, the settings contract."""
 
 from __future__ import annotations
 
@@ -21,27 +22,28 @@ from fabric_base import (
     txrx_layout,
 )
 
-# seed 002: d->d 10.9 GB/s/rank, h->h 19.5 GB/s/rank
-SEED_002_D2D, SEED_002_H2H = 10.9, 19.5
-# seed 004: Cori KNL, 512 ranks, -b 32: end-to-end and posting-irecv times per -n
-SEED_004_E2E = {2: 0.0829, 8: 0.1895, 16: 0.6427, 32: 6.2541}
-SEED_004_IRECV = {2: 0.0117, 8: 0.0824, 16: 0.4630, 32: 5.6778}
+# the Crusher GPU notes: d->d 10.9 GB/s/rank, h->h 19.5 GB/s/rank
+CRUSHER_D2D, CRUSHER_H2H = 10.9, 19.5
+# the all-to-many (Cori) notes: Cori KNL, 512 ranks, -b 32: end-to-end and posting-irecv times
+# per -n
+CORI_E2E = {2: 0.0829, 8: 0.1895, 16: 0.6427, 32: 6.2541}
+CORI_IRECV = {2: 0.0117, 8: 0.0824, 16: 0.4630, 32: 5.6778}
 
 
-def test_seed_002_fails_the_gpu_aware_check():
-    assert device_fraction(SEED_002_D2D, SEED_002_H2H) == pytest.approx(0.559, abs=1e-3)
-    assert not gpu_aware_ok(SEED_002_D2D, SEED_002_H2H, 0.8)
-    assert gpu_aware_ok(18.5, SEED_002_H2H, 0.8)
+def test_crusher_gpu_notes_fail_the_gpu_aware_check():
+    assert device_fraction(CRUSHER_D2D, CRUSHER_H2H) == pytest.approx(0.559, abs=1e-3)
+    assert not gpu_aware_ok(CRUSHER_D2D, CRUSHER_H2H, 0.8)
+    assert gpu_aware_ok(18.5, CRUSHER_H2H, 0.8)
     with pytest.raises(ValueError):
         device_fraction(1.0, 0.0)
 
 
-def test_seed_004_degrades():
+def test_cori_all_to_many_notes_degrade():
     # time per iteration: 0.0415 s at -n 2, 0.195 s at -n 32 (4.7x); irecv 30x
-    assert iteration_growth(SEED_004_E2E) == pytest.approx(4.72, abs=0.01)
-    assert iteration_growth(SEED_004_IRECV) == pytest.approx(30.3, abs=0.1)
-    assert degrades(SEED_004_E2E, 4.0)
-    assert degrades(SEED_004_IRECV, 4.0)
+    assert iteration_growth(CORI_E2E) == pytest.approx(4.72, abs=0.01)
+    assert iteration_growth(CORI_IRECV) == pytest.approx(30.3, abs=0.1)
+    assert degrades(CORI_E2E, 4.0)
+    assert degrades(CORI_IRECV, 4.0)
     healthy = {n: 0.04 * n for n in (2, 8, 16, 32)}
     assert not degrades(healthy, 4.0)
     # below the noise floor every growth is 1
@@ -54,11 +56,11 @@ def test_seed_004_degrades():
     "scenario, span, nodes, expect",
     [
         ("same-node", "one", 1, (1, 2, 1, 1)),
-        ("same-node", "many", 10, (10, 2, 10, 10)),  # seed: --nrx 10 --nlink 10, ppr:2:node
-        ("paired", "one", 10, (2, 1, 1, 1)),  # seed: 2 nodes slots=1, --nrx 1 --nlink 1
+        ("same-node", "many", 10, (10, 2, 10, 10)),  # SEREN notes: --nrx 10 --nlink 10, ppr:2:node
+        ("paired", "one", 10, (2, 1, 1, 1)),  # SEREN notes: 2 nodes slots=1, --nrx 1 --nlink 1
         ("paired", "many", 10, (10, 1, 5, 5)),
-        ("paired", "many", 4, (4, 1, 2, 2)),  # seed: 4 nodes, --nrx 2 --nlink 2
-        ("many-to-one", "one", 1, (1, 3, 1, 2)),  # seed: mpirun -c 3 --nrx 1 --nlink 2
+        ("paired", "many", 4, (4, 1, 2, 2)),  # SEREN notes: 4 nodes, --nrx 2 --nlink 2
+        ("many-to-one", "one", 1, (1, 3, 1, 2)),  # SEREN notes: mpirun -c 3 --nrx 1 --nlink 2
         ("many-to-one", "many", 10, (10, 3, 10, 20)),
         ("pairs-of-three", "one", 3, (3, 1, 1, 2)),
         ("pairs-of-three", "many", 10, (9, 1, 3, 6)),
@@ -128,7 +130,7 @@ def test_find_imb(tmp_path):
     assert find_imb({"IMB_HOME": str(tmp_path), "PATH": ""}) == str(exe2)
 
 
-def test_hostfile_is_the_seeds():
+def test_hostfile_is_the_seren_notes():
     assert hostfile_lines(["seren-01", "seren-02"], 2) == ["seren-01 slots=2", "seren-02 slots=2"]
 
 

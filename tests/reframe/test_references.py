@@ -1,6 +1,7 @@
 """reference/*.yaml: every file loads, carries provenance, and matches the tests' parameters,
 variables and performance units; ReFrame's own reader accepts it (the `$provenance` block is
-invisible to it); the seeds' symptoms fall outside their references."""
+invisible to it); the symptoms in the users' notes (docs/sources.md) fall outside their
+references."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ def test_seed_figures_and_symptoms():
     r = refs.lookup(
         seren, "TxRxTest", "seren", {"scenario": "same-node", "method": "rdma", "buffer": "host"}
     )["stream_gbps"]
-    assert r.accepts(96.06) and r.accepts(97.57)  # seed 000's 10-node range
+    assert r.accepts(96.06) and r.accepts(97.57)  # the SEREN tx/rx notes' 10-node range
     assert not r.accepts(0.6 * 97.0)  # "this link is 40% below its reference"
     m2o = refs.lookup(
         seren, "TxRxTest", "seren", {"scenario": "many-to-one", "method": "rdma", "buffer": "host"}
@@ -131,7 +132,7 @@ def test_seed_figures_and_symptoms():
     crusher = refs.load(REF_DIR / "crusher.yaml")
     gpu = refs.lookup(crusher, "OsuGpuAwareTest", "crusher", {"benchmark": "osu_bibw"})
     assert gpu["bw_hh"].accepts(19500.0)
-    assert not gpu["bw_dd"].accepts(10900.0)  # seed 002's symptom
+    assert not gpu["bw_dd"].accepts(10900.0)  # the Crusher GPU notes' symptom
     assert not gpu["dd_over_hh"].accepts(10.9 / 19.5)
 
     cori = refs.load(REF_DIR / "cori.yaml")
@@ -139,7 +140,7 @@ def test_seed_figures_and_symptoms():
     assert not scaling["end_to_end_growth"].accepts(4.72)
     assert not scaling["irecv_growth"].accepts(30.3)
     t32 = refs.lookup(cori, "AllToManyTest", "cori", {"iterations": 32})
-    assert not t32["t_irecv"].accepts(5.6778)  # seed 004's degraded -n 32
+    assert not t32["t_irecv"].accepts(5.6778)  # the all-to-many (Cori) notes' degraded -n 32
     t2 = refs.lookup(cori, "AllToManyTest", "cori", {"iterations": 2})
     assert t2["t_end_to_end"].accepts(0.0829)
 

@@ -126,8 +126,8 @@ def test_every_test_mode_on_uc_and_rc_with_two_streams(sim, transport, test):
 
 
 def test_two_uc_streams_of_64_kib_into_one_receiver_lose_nothing(sim):
-    # the seed's sizes: the simulated NIC lands payloads on the receiver's CPU, so unpaced it
-    # outran the receiver and starved its receive queue (75% of UC writes lost, no fault)
+    # the SEREN tx/rx notes' sizes: the simulated NIC lands payloads on the receiver's CPU, so
+    # unpaced it outran the receiver and starved its receive queue (75% of UC writes lost, no fault)
     p = sim(3, ["--method", "rdma", "--nrx", "1", "--nlink", "2", "--nmsg", "5000"])
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
     for v in counts(p.stdout).values():

@@ -1,7 +1,8 @@
-"""`cori`: a KNL many-rank system (64 ranks per node), Slurm + srun, Cray Aries (seed 004).
+"""`cori`: a KNL many-rank system (64 ranks per node), Slurm + srun, Cray Aries (the
+all-to-many (Cori) notes).
 
-All-to-many runs as the seed: ``srun -n 512 -c 4 --cpu_bind=cores ./alltomany -p 64 -b 32 -n N``
-on 8 KNL nodes, built after ``module swap craype-haswell craype-mic-knl``.
+All-to-many runs as in those notes:
+``srun -n 512 -c 4 --cpu_bind=cores ./alltomany -p 64 -b 32 -n N`` on 8 KNL nodes, built after ``module swap craype-haswell craype-mic-knl``.
 """
 
 import shutil

@@ -1,6 +1,7 @@
-"""`crusher`: the GPU system, AMD MI250X (8 GCDs per node), cray-mpich GPU-aware (seed 002).
+"""`crusher`: the GPU system, AMD MI250X (8 GCDs per node), cray-mpich GPU-aware (the
+Crusher GPU notes).
 
-The seed's environment: ``MPICH_GPU_SUPPORT_ENABLED=1``, ``MPICH_OFI_NIC_POLICY=NUMA``, the GTL
+The notes' environment: ``MPICH_GPU_SUPPORT_ENABLED=1``, ``MPICH_OFI_NIC_POLICY=NUMA``, the GTL
 library, and one GPU per task bound to the closest NIC/CPU (``--gpus-per-task=1
 --gpu-bind=closest``), 8 tasks per node, ``-p batch --exclusive``.
 """

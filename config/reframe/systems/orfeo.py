@@ -1,7 +1,7 @@
-"""`orfeo`: Slurm, EPYC partition, InfiniBand (UCX) and 25 GbE on bond0 (seed 001).
+"""`orfeo`: Slurm, EPYC partition, InfiniBand (UCX) and 25 GbE on bond0 (the ORFEO IMB notes).
 
-IMB PingPong is run as the seed does, ``mpirun --map-by node`` inside the allocation (the tests
-add the mapping: ``--map-by node`` for one rank per node, ``ppr:K:node`` otherwise), and the
+IMB PingPong is run as the ORFEO IMB notes do, ``mpirun --map-by node`` inside the allocation
+(the tests add the mapping: ``--map-by node`` for one rank per node, ``ppr:K:node`` otherwise), and the
 transport is chosen with ``UCX_NET_DEVICES`` (``bond0`` for TCP over the 25 GbE bond).
 """
 

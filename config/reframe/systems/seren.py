@@ -1,9 +1,10 @@
-"""`seren`: RoCE 100 GbE cluster, no batch system, Open MPI mpirun with a hostfile (seed 000).
+"""`seren`: RoCE 100 GbE cluster, no batch system, Open MPI mpirun with a hostfile (the SEREN
+tx/rx notes).
 
 Binaries from the Spack environment ``config/spack/seren`` (``fabrictest+rdma``: txrx with
-pyverbs, the C programs, perftest, OSU, IMB) on the shared file system, where the seed used a venv;
+pyverbs, the C programs, perftest, OSU, IMB) on the shared file system, where the notes used a venv;
 mpirun forwards ``PATH``/``LD_LIBRARY_PATH`` (``-x``) to the ranks it starts over ssh.
-The tx/rx scenarios are launched exactly as the seed does: a hostfile of ``seren-NN slots=K``
+The tx/rx scenarios are launched exactly as the notes do: a hostfile of ``seren-NN slots=K``
 lines and ``mpirun -map-by ppr:K:node --rank-by node -hostfile FILE``. Ten nodes seren-[01-10].
 """
 

@@ -1,4 +1,4 @@
-"""`slingshot`: an HPE Slingshot system, Slurm + srun, cray-mpich (seed 003).
+"""`slingshot`: an HPE Slingshot system, Slurm + srun, cray-mpich (the Slingshot acceptance notes).
 
 OSU one-sided get bandwidth between two nodes of one switch, ``osu_mbw_mr`` per switch, group
 and globally (node sets in ``extras.node_sets``), the bisection program, the NIC pre-flight.
@@ -28,13 +28,14 @@ system = {
             "extras": {
                 "num_nodes": 64,
                 "ranks_per_node": 20,
-                # Slingshot 10: ConnectX-5 100 Gb/s HSN NICs (hsn0/hsn1) speaking RoCE; seed 003's
-                # figures (~12.2 GB/s per node) are that line rate
+                # Slingshot 10: ConnectX-5 100 Gb/s HSN NICs (hsn0/hsn1) speaking RoCE; the
+                # Slingshot acceptance notes' figures (~12.2 GB/s per node) are that line rate
                 "rdma_device": "mlx5_0",
                 "link_layer": "Ethernet",
                 "expect_mtu": 4096,
                 "expect_rate": 100,
-                # seed 003's topology: 2 groups of 2 switches; edit for the real machine
+                # the Slingshot acceptance notes' topology: 2 groups of 2 switches; edit for the
+                # real machine
                 "node_sets": {
                     "switch": "nid[001-002]",
                     "group": "nid[001-062]",

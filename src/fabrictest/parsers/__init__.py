@@ -10,9 +10,9 @@ module             function                                  tool
 ``osu``            ``parse_osu`` / ``parse_osu_all``         OSU Micro-Benchmarks 5.x, 7.x
 ``imb``            ``parse_imb``                             Intel MPI Benchmarks 2018+
 ``perftest``       ``parse_perftest``                        ib_write_bw, ib_send_bw, ...
-``txrx``           ``parse_txrx``                            our ``txrx`` / seed 000 tool
-``alltomany``      ``parse_alltomany`` / ``..._all``         seed 004 ``isendrecv``
-``bisection``      ``parse_bisection``                       seed 003 ``bisec_bw``
+``txrx``           ``parse_txrx``                            our ``txrx``, SEREN tx/rx notes' tool
+``alltomany``      ``parse_alltomany`` / ``..._all``         ``isendrecv``, all-to-many (Cori) notes
+``bisection``      ``parse_bisection``                       ``bisec_bw`` (Slingshot acceptance)
 ``ibv_devinfo``    ``parse_ibv_devinfo``                     ``ibv_devinfo [-v]``
 ``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
 ``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``

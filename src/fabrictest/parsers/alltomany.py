@@ -1,4 +1,5 @@
-"""The summary block of seed 004's all-to-many program (``isendrecv``) and of ours::
+"""The summary block of the all-to-many program of the all-to-many (Cori) notes (``isendrecv``)
+and of ours::
 
     -----------------------------------------------------------
     Total number of MPI processes        = 512

@@ -1,6 +1,7 @@
-"""Output of seed 003's bisection bandwidth program (``bisec_bw ppn num_reps``) and ours.
+"""Output of the Slingshot acceptance notes' bisection bandwidth program (``bisec_bw ppn
+num_reps``) and ours.
 
-The seed's program prints ``\\n Number of Process %d`` on every rank without a newline, so
+The notes' program prints ``\\n Number of Process %d`` on every rank without a newline, so
 rank 0's ``PPN: ...`` line is glued to it (``Number of Process 4PPN: 4, Number of nodes: 1,
 Num_reps = 2``) and other ranks' fragments may appear anywhere. Rows::
 
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from ._util import ends_mid_line, require_text, sizes_missing
 from .errors import ParseError
 
-#: the sizes the program measures, in order: 1 KiB .. 2 MiB (seed 003's and ours)
+#: the sizes the program measures, in order: 1 KiB .. 2 MiB (the Slingshot acceptance notes'
+#: program and ours)
 SIZES = [1024 << k for k in range(12)]
 
 _NPROCS = re.compile(r"Number of Process\s*(\d+)")

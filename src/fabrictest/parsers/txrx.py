@@ -1,4 +1,5 @@
-"""Log lines of the tx/rx tool (seed 000's ``run_cluster_messages.py`` and our ``txrx``).
+"""Log lines of the tx/rx tool (the SEREN tx/rx notes' ``run_cluster_messages.py`` and our
+``txrx``).
 
 Lines are matched anywhere in a line (so ``INFO:__main__:`` or an mpirun ``[1,0]<stdout>:``
 prefix does not matter) and may interleave arbitrarily between ranks; other lines

@@ -91,7 +91,7 @@ class Options:
 
 
 def parse_int(text: str) -> int:
-    """An integer as the seed writes them: `100_000`, `65_536`, also `0x10`."""
+    """An integer as the SEREN tx/rx notes write them: `100_000`, `65_536`, also `0x10`."""
     try:
         return int(str(text).strip(), 0)
     except ValueError:

@@ -2,8 +2,9 @@
 
 Ranks `0..nrx-1` receive; rank `r >= nrx` is transmitter `t = r - nrx` and sends to receiver
 `t % nrx`. A receiver's streams are its transmitters in rank order; stream `k` of receiver `r`
-is transmitter `t = r + k*nrx` (so `k = t // nrx`). The seed's log lines name a transmitter by
-`t` ("Rank t transmitter") and a receiver's stream by `k` ("Rank r receiver from transmitter k").
+is transmitter `t = r + k*nrx` (so `k = t // nrx`). The SEREN tx/rx notes' log lines name a
+transmitter by `t` ("Rank t transmitter") and a receiver's stream by `k` ("Rank r receiver from
+transmitter k").
 """
 
 from __future__ import annotations

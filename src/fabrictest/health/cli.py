@@ -1,0 +1,173 @@
+"""The ``fabric-health`` command: gather this node's records, run every check, print one line
+per check (format in :mod:`fabrictest.parsers.health` and ``docs/parsers.md``)::
+
+    HEALTH <node> <device>/<port> <check>: PASS|FAIL <detail>
+    HEALTH summary: <N> checks, <M> failed
+
+Exit status: 0 every check passed, 1 a check failed, 2 no RDMA device on this node (one line
+``HEALTH <node> no RDMA device: <reason>``), 64 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from fabrictest.parsers.health import CheckResult
+
+from .checks import HealthExpectations, evaluate_arp_thresholds, evaluate_netdev, evaluate_port
+from .gather import gather_gc_thresh, gather_netdevs, gather_ports, ping_peer
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_NO_DEVICE = 2
+EXIT_USAGE = 64
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors must not look like "no device" (2)
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _env_nodes() -> int | None:
+    for var in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+        value = os.environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fabric-health",
+        description="RDMA NIC pre-flight checks on this node; one 'HEALTH ...' line per check.",
+        epilog="Exit: 0 all passed, 1 a check failed, 2 no RDMA device, 64 usage error.",
+    )
+    p.add_argument("--expect-mtu", type=int, help="minimum active RDMA MTU in bytes (e.g. 4096)")
+    p.add_argument("--expect-rate", type=float, help="minimum port rate in Gb/s (e.g. 100)")
+    p.add_argument(
+        "--link-layer", help="Ethernet (RoCE) or InfiniBand; only ports of that layer are checked"
+    )
+    p.add_argument("--netdev-mtu", type=int, help="the MTU the port's netdev must have (e.g. 9000)")
+    p.add_argument(
+        "--nodes",
+        type=int,
+        default=None,
+        help="cluster size for the ARP thresholds (default: $SLURM_JOB_NUM_NODES)",
+    )
+    p.add_argument(
+        "--nics-per-node",
+        type=int,
+        default=1,
+        help="NICs per node for the ARP thresholds (default 1)",
+    )
+    p.add_argument("--device", action="append", help="check only this RDMA device (repeatable)")
+    p.add_argument("--port", type=int, help="check only this port number")
+    p.add_argument(
+        "--no-rocev2", action="store_true", help="do not require a RoCE v2 GID on Ethernet ports"
+    )
+    p.add_argument(
+        "--ping",
+        default="",
+        help="comma-separated peers (fabric addresses) to ping: one 'ping:<peer>' check each",
+    )
+    p.add_argument(
+        "--node-name", default=None, help="name printed for this node (default: short hostname)"
+    )
+    p.add_argument("--sys-root", default="/sys", help=argparse.SUPPRESS)
+    p.add_argument("--proc-root", default="/proc", help=argparse.SUPPRESS)
+    p.add_argument("--no-ibv-devinfo", action="store_true", help="read sysfs only")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    return p
+
+
+def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] | None, str]:
+    """All checks for this node; (None, reason) when it has no RDMA device."""
+    sys_root, proc_root = Path(args.sys_root), Path(args.proc_root)
+    hcas, source = gather_ports(sys_root, use_ibv_devinfo=not args.no_ibv_devinfo)
+    ports = [p for h in hcas for p in h.ports]
+    if not ports:
+        return None, f"no device in ibv_devinfo or {sys_root}/class/infiniband"
+    expect = HealthExpectations(
+        link_layer=args.link_layer,
+        min_mtu=args.expect_mtu,
+        min_rate_gbps=args.expect_rate,
+        require_rocev2_gid=False if args.no_rocev2 else None,
+        netdev_mtu=args.netdev_mtu,
+    )
+    if args.device:
+        ports = [p for p in ports if p.device in args.device]
+    if args.port is not None:
+        ports = [p for p in ports if p.port == args.port]
+    if expect.link_layer and not args.device:
+        ports = [p for p in ports if p.link_layer == expect.link_layer]
+    results: list[CheckResult] = []
+    if not ports:
+        wanted = ", ".join(
+            filter(
+                None,
+                [
+                    f"device {','.join(args.device)}" if args.device else None,
+                    f"port {args.port}" if args.port is not None else None,
+                    f"link layer {expect.link_layer}" if expect.link_layer else None,
+                ],
+            )
+        )
+        results.append(
+            CheckResult(
+                node, "-", "-", "rdma_port", False, f"no port matches {wanted} (source: {source})"
+            )
+        )
+    netdevs = gather_netdevs(sys_root)
+    for port in ports:
+        results += evaluate_port(port, expect, node)
+        state, mtu = netdevs.get(port.netdev, (None, None)) if port.netdev else (None, None)
+        if port.netdev or port.link_layer == "Ethernet":
+            results += evaluate_netdev(
+                port.netdev, state, mtu, expect, node, port.device or "?", str(port.port)
+            )
+    nodes = args.nodes if args.nodes is not None else _env_nodes()
+    results += evaluate_arp_thresholds(gather_gc_thresh(proc_root), nodes, args.nics_per_node, node)
+    for peer in [x.strip() for x in args.ping.split(",") if x.strip()]:
+        ok, detail = ping_peer(peer)
+        results.append(CheckResult(node, "-", "-", f"ping:{peer}", ok, detail))
+    return results, source
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if (args.nodes is not None and args.nodes < 1) or args.nics_per_node < 1:
+        print("fabric-health: error: --nodes and --nics-per-node must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
+    node = args.node_name or socket.gethostname().split(".")[0]
+    results, source = run_checks(args, node)
+    if results is None:
+        if args.json:
+            print(json.dumps({"node": node, "no_device": True, "reason": source}))
+        else:
+            print(f"HEALTH {node} no RDMA device: {source}")
+        return EXIT_NO_DEVICE
+    failed = sum(1 for r in results if not r.ok)
+    if args.json:
+        doc = {
+            "node": node,
+            "source": source,
+            "results": [r.as_dict() for r in results],
+            "checks": len(results),
+            "failed": failed,
+        }
+        print(json.dumps(doc, indent=1))
+    else:
+        for r in results:
+            print(r.line())
+        print(f"HEALTH summary: {len(results)} checks, {failed} failed")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
