@@ -8,17 +8,22 @@ allow, as in its multi-node demos); ``method``: rdma (``+rdma`` partitions) | mp
 Sanity: every stream reports, received == total == nmsg, loss rate 0 (or <= ``loss_tolerance``
 with ``--transport uc``), every transmitter reports, no ``ERROR`` lines.
 Performance (Gbps): ``stream_gbps`` (slowest stream), ``node_gbps`` (slowest receiving node,
-sum of its streams), ``tx_gbps`` (slowest transmitter), and per link ``rx<R>_tx<T>_gbps`` and
-per node ``node_<host>_gbps`` (``node_<index>_gbps`` where hosts are unknown), each checked
-against the headline's reference: the failure names the slow link or node.
+sum of its streams), ``tx_gbps`` (slowest transmitter), and per link (transmitter host ->
+receiver host, from txrx's ``link is`` lines) ``stream_<tx>_to_<rx>_gbps`` and ``tx_<tx>_gbps``,
+per receiving node ``node_<host>_rx_gbps`` (``_tx<t>`` is added where ranks share a host), each
+checked against its headline's reference. A failure names the node(s) to look at (the ends of
+the failing streams all of whose streams failed), the scenario, the link, the figure, its drop
+and the bound: ``node03 (pairs-of-three, stream node03->node01): stream_gbps 0.0477 Gbps is
+74.9 % below its reference 0.19 (lower bound -20 %)``.
 """
 
 from __future__ import annotations
 
 import reframe as rfm
-from fabric_base import FabricTest, perf_name, txrx_layout
+from fabric_base import FabricTest, txrx_layout
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
+from fabrictest.links import Link, name_links, node_var, place_of
 from fabrictest.parsers.txrx import missing, parse_txrx
 
 
@@ -45,8 +50,9 @@ class TxRxTest(FabricTest):
     tags = {"fabric", "txrx", "acceptance", "regression"}
     shaped_by = ("msg_size", "num_blks", "num_cmsgs", "nmsg", "transport")
     reference_aliases = {
-        r"rx\d+_tx\d+_gbps": "stream_gbps",
-        r"node_(\d+|\w+)_gbps": "node_gbps",
+        r"stream_\w+_to_\w+_gbps": "stream_gbps",
+        r"tx_\w+_gbps": "tx_gbps",
+        r"node_\w+_rx_gbps": "node_gbps",
     }
 
     def needs_gpu(self) -> bool:
@@ -146,17 +152,37 @@ class TxRxTest(FabricTest):
     # -- performance ----------------------------------------------------------------------
     def node_names(self) -> list[str]:
         """Host of each node index (ranks are numbered round-robin over these): the hostfile's
-        nodes, else the job's node list when it has the layout's length, else none."""
+        nodes, else the job's node list when it has the layout's length, else none. Only for
+        output without `link is` lines (the SEREN tool's)."""
         if self.extra("hostfile"):
             return list(self.extra("nodes", []))[: self.layout.nodes]
         nodelist = list(getattr(self.job, "nodelist", None) or [])
         return nodelist if len(nodelist) == self.layout.nodes else []
 
-    def node_rates(self) -> dict[int, float]:
-        rates: dict[int, float] = {}
+    def links(self) -> list[Link]:
+        """Every stream as a link: transmitter host -> receiver host, from the `link is` lines
+        (or, without them, the layout's round-robin placement over :meth:`node_names`)."""
+        if hasattr(self, "_links"):
+            return self._links
+        names, nrx = self.node_names(), self.layout.nrx
+
+        def host(rank: int) -> str:
+            node = rank % self.layout.nodes
+            return names[node] if node < len(names) else f"node{node}"
+
+        out = []
         for s in self.report().streams:
-            node = self.layout.receiver_node(s.receiver_rank)
-            rates[node] = rates.get(node, 0.0) + (s.gbps or 0.0)
+            t = s.receiver_rank + s.transmitter * nrx  # stream K of receiver r
+            out.append(Link(t, s.transmitter_host or host(nrx + t),
+                            s.receiver_host or host(s.receiver_rank), s.gbps))
+        self._links = name_links(out)
+        return self._links
+
+    def node_rates(self) -> dict[str, float]:
+        """Receive rate of each receiving host (the sum of its streams)."""
+        rates: dict[str, float] = {}
+        for link in self.links():
+            rates[link.rx] = rates.get(link.rx, 0.0) + (link.gbps or 0.0)
         return rates
 
     @performance_function("Gbps")
@@ -173,11 +199,28 @@ class TxRxTest(FabricTest):
 
     def dynamic_perf_variables(self):
         out = {}
-        for s in self.report().streams:
-            if s.gbps is not None:
-                out[f"rx{s.receiver_rank}_tx{s.transmitter}_gbps"] = (s.gbps, "Gbps")
-        names = self.node_names()
-        for node, rate in sorted(self.node_rates().items()):
-            label = names[node] if node < len(names) else str(node)
-            out[f"node_{perf_name(label)}_gbps"] = (rate, "Gbps")
+        for link in self.links():
+            if link.gbps is not None:
+                out[link.stream_var] = (link.gbps, "Gbps")
+        txs = {t.rank: t for t in self.report().transmitters}
+        for link in self.links():
+            tx = txs.get(link.t)
+            if tx is not None and tx.gbps is not None:
+                out[link.tx_var] = (tx.gbps, "Gbps")
+        for host, rate in sorted(self.node_rates().items()):
+            out[node_var(host)] = (rate, "Gbps")
         return out
+
+    def figure_place(self, var: str, failed: set[str]) -> tuple[str, str]:
+        links = self.links()
+        if var == "stream_gbps":
+            var = min((x for x in links if x.gbps is not None), key=lambda x: x.gbps).stream_var
+        elif var == "tx_gbps":
+            slowest = min((t for t in self.report().transmitters if t.gbps is not None),
+                          key=lambda t: t.gbps)
+            var = next(x.tx_var for x in links if x.t == slowest.rank)
+        elif var == "node_gbps":
+            rates = self.node_rates()
+            var = node_var(min(rates, key=rates.get))
+        return place_of(var, links, failed)
+
