@@ -20,6 +20,7 @@ and the bound: ``node03 (pairs-of-three, stream node03->node01): stream_gbps 0.0
 from __future__ import annotations
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from fabric_base import FabricTest, txrx_layout
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
@@ -45,6 +46,12 @@ class TxRxTest(FabricTest):
     loss_tolerance = variable(float, value=0.0)
     #: txrx --timeout (s)
     txrx_timeout = variable(float, value=120.0)
+    #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
+    #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
+    #: its rates are figures of this host's memory, named sim_* and informational)
+    verbs = variable(typ.Str[r"nic|sim"], value="nic")
+    #: messages per stream over the simulated provider (when nmsg is 0)
+    sim_nmsg = variable(int, value=3000)
 
     executable = "txrx"
     tags = {"fabric", "txrx", "acceptance", "regression"}
@@ -58,12 +65,18 @@ class TxRxTest(FabricTest):
     def needs_gpu(self) -> bool:
         return self.buffer != "host"
 
+    @property
+    def simulated(self) -> bool:
+        """--method rdma over the simulated verbs provider (asked with -S TxRxTest.verbs=sim)."""
+        return self.method == "rdma" and self.verbs == "sim"
+
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
         self.skip_if(
-            self.method == "rdma" and not self.has_feature("rdma"),
-            f"--method rdma needs an RDMA NIC: {part} has no +rdma feature",
+            self.method == "rdma" and not self.simulated and not self.has_feature("rdma"),
+            f"--method rdma needs an RDMA NIC: {part} has no +rdma feature "
+            "(-S TxRxTest.verbs=sim runs it over the simulated verbs provider)",
         )
         self.skip_if(
             self.buffer != "host" and not self.has_feature("gpu"),
@@ -73,9 +86,9 @@ class TxRxTest(FabricTest):
             self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
         except ValueError as err:
             self.skip(f"{err} ({part})")
-        nmsg = self.nmsg or int(
+        nmsg = self.nmsg or (self.sim_nmsg if self.simulated else int(
             self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else 100_000)
-        )
+        ))
         self.expected_nmsg = nmsg
         opts = [
             "--nrx",
@@ -111,6 +124,18 @@ class TxRxTest(FabricTest):
             f"tx/rx {self.scenario} ({self.span}): {self.layout.nlink} tx -> "
             f"{self.layout.nrx} rx on {self.layout.nodes} node(s), {self.method}, {self.buffer}"
         )
+        if self.simulated:
+            self.simulate_verbs()
+
+    def simulate_verbs(self) -> None:
+        """Every rank uses the simulated provider; its shared segments live in the stage
+        directory (every node of the job sees it; /dev/shm may be private per node); the rate
+        figures are renamed sim_* and are informational (a memory copy is no NIC's rate)."""
+        self.export_to_ranks({"FABRICTEST_VERBS": "sim",
+                              "FABRICTEST_VERBS_SIM_DIR": self.stagedir})
+        self.descr += ", simulated verbs provider (not a NIC)"
+        self.perf_variables = {f"sim_{k}": v for k, v in self.perf_variables.items()}
+        self.informational_perf_vars = [*self.informational_perf_vars, r"sim_\w+"]
 
     # -- sanity ---------------------------------------------------------------------------
     def report(self):
@@ -134,12 +159,22 @@ class TxRxTest(FabricTest):
     def result_problems(self):
         rep = self.report()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
+        if rep.simulated != self.simulated:
+            problems.append(
+                "-S TxRxTest.verbs=sim asked for the simulated verbs provider but the output has "
+                "no 'verbs provider is simulated' line" if self.simulated else
+                "the output says 'verbs provider is simulated' (FABRICTEST_VERBS=sim in the "
+                "environment?): these are no NIC's figures; ask with -S TxRxTest.verbs=sim"
+            )
         problems += missing(rep, self.layout.nrx, self.layout.nlink)
         if problems:
             return problems
         tol = self.loss_tolerance if (self.method == "rdma" and self.transport == "uc") else 0.0
+        nrx = self.layout.nrx
+        links = {(x.t % nrx, x.t // nrx): x for x in self.links()}
         for s in rep.streams:
-            tag = f"receiver {s.receiver_rank} <- transmitter {s.transmitter}"
+            link = links[(s.receiver_rank, s.transmitter)]
+            tag = f"stream {link.tx}->{link.rx} from transmitter {link.t}"
             if s.total != self.expected_nmsg:
                 problems.append(f"{tag}: total {s.total} != {self.expected_nmsg}")
             if tol == 0.0 and (s.received != s.total or s.loss_rate != 0.0):
@@ -198,6 +233,10 @@ class TxRxTest(FabricTest):
         return min(t.gbps for t in self.report().transmitters)
 
     def dynamic_perf_variables(self):
+        prefix = "sim_" if self.simulated else ""
+        return {prefix + k: v for k, v in self.link_figures().items()}
+
+    def link_figures(self) -> dict:
         out = {}
         for link in self.links():
             if link.gbps is not None:
@@ -213,6 +252,7 @@ class TxRxTest(FabricTest):
 
     def figure_place(self, var: str, failed: set[str]) -> tuple[str, str]:
         links = self.links()
+        var = var.removeprefix("sim_") if self.simulated else var
         if var == "stream_gbps":
             var = min((x for x in links if x.gbps is not None), key=lambda x: x.gbps).stream_var
         elif var == "tx_gbps":
