@@ -8,17 +8,23 @@ allow, as in its multi-node demos); ``method``: rdma (``+rdma`` partitions) | mp
 Sanity: every stream reports, received == total == nmsg, loss rate 0 (or <= ``loss_tolerance``
 with ``--transport uc``), every transmitter reports, no ``ERROR`` lines.
 Performance (Gbps): ``stream_gbps`` (slowest stream), ``node_gbps`` (slowest receiving node,
-sum of its streams), ``tx_gbps`` (slowest transmitter), and per link ``rx<R>_tx<T>_gbps`` and
-per node ``node_<host>_gbps`` (``node_<index>_gbps`` where hosts are unknown), each checked
-against the headline's reference: the failure names the slow link or node.
+sum of its streams), ``tx_gbps`` (slowest transmitter), and per link (transmitter host ->
+receiver host, from txrx's ``link is`` lines) ``stream_<tx>_to_<rx>_gbps`` and ``tx_<tx>_gbps``,
+per receiving node ``node_<host>_rx_gbps`` (``_tx<t>`` is added where ranks share a host), each
+checked against its headline's reference. A failure names the node(s) to look at (the ends of
+the failing streams all of whose streams failed), the scenario, the link, the figure, its drop
+and the bound: ``node03 (pairs-of-three, stream node03->node01): stream_gbps 0.0477 Gbps is
+74.9 % below its reference 0.19 (lower bound -20 %)``.
 """
 
 from __future__ import annotations
 
 import reframe as rfm
-from fabric_base import FabricTest, perf_name, txrx_layout
+import reframe.utility.typecheck as typ
+from fabric_base import FabricTest, txrx_layout
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
+from fabrictest.links import Link, name_links, node_var, place_of
 from fabrictest.parsers.txrx import missing, parse_txrx
 
 
@@ -40,24 +46,37 @@ class TxRxTest(FabricTest):
     loss_tolerance = variable(float, value=0.0)
     #: txrx --timeout (s)
     txrx_timeout = variable(float, value=120.0)
+    #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
+    #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
+    #: its rates are figures of this host's memory, named sim_* and informational)
+    verbs = variable(typ.Str[r"nic|sim"], value="nic")
+    #: messages per stream over the simulated provider (when nmsg is 0)
+    sim_nmsg = variable(int, value=3000)
 
     executable = "txrx"
     tags = {"fabric", "txrx", "acceptance", "regression"}
     shaped_by = ("msg_size", "num_blks", "num_cmsgs", "nmsg", "transport")
     reference_aliases = {
-        r"rx\d+_tx\d+_gbps": "stream_gbps",
-        r"node_(\d+|\w+)_gbps": "node_gbps",
+        r"stream_\w+_to_\w+_gbps": "stream_gbps",
+        r"tx_\w+_gbps": "tx_gbps",
+        r"node_\w+_rx_gbps": "node_gbps",
     }
 
     def needs_gpu(self) -> bool:
         return self.buffer != "host"
 
+    @property
+    def simulated(self) -> bool:
+        """--method rdma over the simulated verbs provider (asked with -S TxRxTest.verbs=sim)."""
+        return self.method == "rdma" and self.verbs == "sim"
+
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
         self.skip_if(
-            self.method == "rdma" and not self.has_feature("rdma"),
-            f"--method rdma needs an RDMA NIC: {part} has no +rdma feature",
+            self.method == "rdma" and not self.simulated and not self.has_feature("rdma"),
+            f"--method rdma needs an RDMA NIC: {part} has no +rdma feature "
+            "(-S TxRxTest.verbs=sim runs it over the simulated verbs provider)",
         )
         self.skip_if(
             self.buffer != "host" and not self.has_feature("gpu"),
@@ -67,9 +86,9 @@ class TxRxTest(FabricTest):
             self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
         except ValueError as err:
             self.skip(f"{err} ({part})")
-        nmsg = self.nmsg or int(
+        nmsg = self.nmsg or (self.sim_nmsg if self.simulated else int(
             self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else 100_000)
-        )
+        ))
         self.expected_nmsg = nmsg
         opts = [
             "--nrx",
@@ -105,6 +124,18 @@ class TxRxTest(FabricTest):
             f"tx/rx {self.scenario} ({self.span}): {self.layout.nlink} tx -> "
             f"{self.layout.nrx} rx on {self.layout.nodes} node(s), {self.method}, {self.buffer}"
         )
+        if self.simulated:
+            self.simulate_verbs()
+
+    def simulate_verbs(self) -> None:
+        """Every rank uses the simulated provider; its shared segments live in the stage
+        directory (every node of the job sees it; /dev/shm may be private per node); the rate
+        figures are renamed sim_* and are informational (a memory copy is no NIC's rate)."""
+        self.export_to_ranks({"FABRICTEST_VERBS": "sim",
+                              "FABRICTEST_VERBS_SIM_DIR": self.stagedir})
+        self.descr += ", simulated verbs provider (not a NIC)"
+        self.perf_variables = {f"sim_{k}": v for k, v in self.perf_variables.items()}
+        self.informational_perf_vars = [*self.informational_perf_vars, r"sim_\w+"]
 
     # -- sanity ---------------------------------------------------------------------------
     def report(self):
@@ -128,12 +159,22 @@ class TxRxTest(FabricTest):
     def result_problems(self):
         rep = self.report()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
+        if rep.simulated != self.simulated:
+            problems.append(
+                "-S TxRxTest.verbs=sim asked for the simulated verbs provider but the output has "
+                "no 'verbs provider is simulated' line" if self.simulated else
+                "the output says 'verbs provider is simulated' (FABRICTEST_VERBS=sim in the "
+                "environment?): these are no NIC's figures; ask with -S TxRxTest.verbs=sim"
+            )
         problems += missing(rep, self.layout.nrx, self.layout.nlink)
         if problems:
             return problems
         tol = self.loss_tolerance if (self.method == "rdma" and self.transport == "uc") else 0.0
+        nrx = self.layout.nrx
+        links = {(x.t % nrx, x.t // nrx): x for x in self.links()}
         for s in rep.streams:
-            tag = f"receiver {s.receiver_rank} <- transmitter {s.transmitter}"
+            link = links[(s.receiver_rank, s.transmitter)]
+            tag = f"stream {link.tx}->{link.rx} from transmitter {link.t}"
             if s.total != self.expected_nmsg:
                 problems.append(f"{tag}: total {s.total} != {self.expected_nmsg}")
             if tol == 0.0 and (s.received != s.total or s.loss_rate != 0.0):
@@ -146,17 +187,37 @@ class TxRxTest(FabricTest):
     # -- performance ----------------------------------------------------------------------
     def node_names(self) -> list[str]:
         """Host of each node index (ranks are numbered round-robin over these): the hostfile's
-        nodes, else the job's node list when it has the layout's length, else none."""
+        nodes, else the job's node list when it has the layout's length, else none. Only for
+        output without `link is` lines (the SEREN tool's)."""
         if self.extra("hostfile"):
             return list(self.extra("nodes", []))[: self.layout.nodes]
         nodelist = list(getattr(self.job, "nodelist", None) or [])
         return nodelist if len(nodelist) == self.layout.nodes else []
 
-    def node_rates(self) -> dict[int, float]:
-        rates: dict[int, float] = {}
+    def links(self) -> list[Link]:
+        """Every stream as a link: transmitter host -> receiver host, from the `link is` lines
+        (or, without them, the layout's round-robin placement over :meth:`node_names`)."""
+        if hasattr(self, "_links"):
+            return self._links
+        names, nrx = self.node_names(), self.layout.nrx
+
+        def host(rank: int) -> str:
+            node = rank % self.layout.nodes
+            return names[node] if node < len(names) else f"node{node}"
+
+        out = []
         for s in self.report().streams:
-            node = self.layout.receiver_node(s.receiver_rank)
-            rates[node] = rates.get(node, 0.0) + (s.gbps or 0.0)
+            t = s.receiver_rank + s.transmitter * nrx  # stream K of receiver r
+            out.append(Link(t, s.transmitter_host or host(nrx + t),
+                            s.receiver_host or host(s.receiver_rank), s.gbps))
+        self._links = name_links(out)
+        return self._links
+
+    def node_rates(self) -> dict[str, float]:
+        """Receive rate of each receiving host (the sum of its streams)."""
+        rates: dict[str, float] = {}
+        for link in self.links():
+            rates[link.rx] = rates.get(link.rx, 0.0) + (link.gbps or 0.0)
         return rates
 
     @performance_function("Gbps")
@@ -172,12 +233,35 @@ class TxRxTest(FabricTest):
         return min(t.gbps for t in self.report().transmitters)
 
     def dynamic_perf_variables(self):
+        prefix = "sim_" if self.simulated else ""
+        return {prefix + k: v for k, v in self.link_figures().items()}
+
+    def link_figures(self) -> dict:
         out = {}
-        for s in self.report().streams:
-            if s.gbps is not None:
-                out[f"rx{s.receiver_rank}_tx{s.transmitter}_gbps"] = (s.gbps, "Gbps")
-        names = self.node_names()
-        for node, rate in sorted(self.node_rates().items()):
-            label = names[node] if node < len(names) else str(node)
-            out[f"node_{perf_name(label)}_gbps"] = (rate, "Gbps")
+        for link in self.links():
+            if link.gbps is not None:
+                out[link.stream_var] = (link.gbps, "Gbps")
+        txs = {t.rank: t for t in self.report().transmitters}
+        for link in self.links():
+            tx = txs.get(link.t)
+            if tx is not None and tx.gbps is not None:
+                out[link.tx_var] = (tx.gbps, "Gbps")
+        for host, rate in sorted(self.node_rates().items()):
+            out[node_var(host)] = (rate, "Gbps")
         return out
+
+    def figure_place(self, var: str, failed: set[str]) -> tuple[str, str]:
+        links = self.links()
+        if self.simulated:  # sim_* figures are informational; named as the others all the same
+            var, failed = var.removeprefix("sim_"), {f.removeprefix("sim_") for f in failed}
+        if var == "stream_gbps":
+            var = min((x for x in links if x.gbps is not None), key=lambda x: x.gbps).stream_var
+        elif var == "tx_gbps":
+            slowest = min((t for t in self.report().transmitters if t.gbps is not None),
+                          key=lambda t: t.gbps)
+            var = next(x.tx_var for x in links if x.t == slowest.rank)
+        elif var == "node_gbps":
+            rates = self.node_rates()
+            var = node_var(min(rates, key=rates.get))
+        return place_of(var, links, failed)
+

@@ -73,3 +73,40 @@ def test_corrupt_missing_lines_and_errors():
 def test_not_txrx_raises(text):
     with pytest.raises(ParseError):
         parse_txrx(text)
+
+
+LINKED = """\
+INFO:__main__:node01, rdma_buffers for receiver shape is (2, 10, 100, 65536)
+INFO:__main__:Rank 0 receiver from transmitter 1, elapsed time is 0.5 seconds
+INFO:__main__:Rank 0 receiver from transmitter 1, data rate is 0.0477 Gbps
+INFO:__main__:Rank 0 receiver from transmitter 1, message missed is 0
+INFO:__main__:Rank 0 receiver from transmitter 1, message received is 2000
+INFO:__main__:Rank 0 receiver from transmitter 1, message total is 2000
+INFO:__main__:Rank 0 receiver from transmitter 1, message loss rate is 0.0
+INFO:__main__:Rank 0 receiver from transmitter 1, message corrupt is 0
+INFO:__main__:Rank 0 receiver from transmitter 1, link is node03 (rank 2) -> node01 (rank 0)
+INFO:__main__:Rank 0 receiver from transmitter 1, verbs provider is simulated: 2000 writes landed, \
+0 lost on the wire, 0 without a posted receive, 0 refused (rkey/bounds), 0 PSN resyncs
+INFO:__main__:Rank 1 transmitter elapsed time is 0.5 seconds
+INFO:__main__:Rank 1 transmitter data rate is 0.048 Gbps
+INFO:__main__:Rank 1 transmitter link is node03 (rank 2) -> node01 (rank 0)
+"""
+
+
+def test_link_lines_name_both_ends_and_simulated_is_seen():
+    r = parse_txrx(LINKED)
+    s = r.stream(0, 1)
+    assert (s.transmitter_host, s.transmitter_rank, s.receiver_host) == ("node03", 2, "node01")
+    assert s.link == "node03->node01" and s.is_complete(require_corrupt=True)
+    assert (r.transmitters[0].rank, r.transmitters[0].host) == (1, "node03")
+    assert r.transmitters[0].receiver_host == "node01" and r.transmitters[0].gbps == 0.048
+    assert r.simulated
+    # the same run without the simulated provider's line is not simulated
+    plain = "\n".join(x for x in LINKED.splitlines() if "simulated" not in x)
+    assert not parse_txrx(plain).simulated
+
+
+def test_seed_output_has_no_link_but_is_whole():
+    r = parse_txrx(read("seed000-txrx-1pair.txt"))
+    assert all(s.link is None and s.transmitter_host is None for s in r.streams)
+    assert r.complete_streams() == r.streams and not r.simulated

@@ -63,6 +63,28 @@ def test_two_transmitters_into_one_receiver_process(mpirun):
     assert all(v["received"] == 2000 and v["missed"] == 0 for v in c.values())
 
 
+def test_each_stream_names_its_link(mpirun, tmp_path):
+    """`link is TXHOST (rank W) -> RXHOST (rank R)` per stream and transmitter, and peer_host in
+    the JSON: the suite names a stream's figures by both ends' hosts (stream K of receiver 0 is
+    transmitter rank 1+K)."""
+    import socket
+
+    js = tmp_path / "r.json"
+    p = run(mpirun, 3, [*SMALL, "--nrx", "1", "--nlink", "2", "--nmsg", "500", "--json", js],
+            check=True)
+    host = socket.gethostname()
+    for k in (0, 1):
+        line = (f"INFO:__main__:Rank 0 receiver from transmitter {k}, link is {host} "
+                f"(rank {1 + k}) -> {host} (rank 0)")
+        assert line in p.stdout.splitlines()
+        tx = f"INFO:__main__:Rank {k} transmitter link is {host} (rank {1 + k}) -> {host} (rank 0)"
+        assert tx in p.stdout.splitlines()
+    doc = json.loads(js.read_text())
+    rx, *txs = doc["ranks"]
+    assert [s["peer_host"] for s in rx["streams"]] == [host, host]
+    assert [t["peer_host"] for t in txs] == [host, host]
+
+
 def test_four_ranks_as_two_pairs(mpirun):
     p = run(mpirun, 4, [*SMALL, "--nrx", "2", "--nlink", "2", "--nmsg", "1500"], check=True)
     c = counts(p.stdout)

@@ -13,8 +13,13 @@ prefix does not matter) and may interleave arbitrarily between ranks; other line
     Rank R receiver from transmitter K, message loss rate is X
     Rank R receiver from transmitter K, message corrupt is N      (ours: --test ones/increment)
 
+    Rank R receiver from transmitter K, link is HOST (rank W) -> HOST (rank R)   (ours)
+
 Transmitter lines: ``Rank T transmitter elapsed time is X seconds``,
-``Rank T transmitter data rate is X Gbps``. Buffers:
+``Rank T transmitter data rate is X Gbps``, ``Rank T transmitter link is HOST (rank W) -> HOST
+(rank R)`` (ours). The ``link is`` lines name the hosts at both ends of a stream (transmitter
+first) and the ranks' world ranks; the seed's tool does not print them. ``verbs provider is
+simulated`` (ours, ``--method rdma`` over ``FABRICTEST_VERBS=sim``) marks a simulated run. Buffers:
 ``HOST, rdma_buffers for receiver shape is (1, 10, 100, 65536)``. Errors: lines whose
 message starts with ``ERROR:``.
 """
@@ -38,6 +43,10 @@ _TX = re.compile(r"Rank (\d+) transmitter (elapsed time|data rate) is " + _NUM)
 _BUF = re.compile(
     r"(?:^|:)([^\s:,][^,:]*), rdma_buffers for (receiver|transmitter) shape is \(([^)]*)\)"
 )
+_LINK = r"link is (\S+) \(rank (\d+)\) -> (\S+) \(rank (\d+)\)"
+_RX_LINK = re.compile(r"Rank (\d+) receiver from transmitter (\d+), " + _LINK)
+_TX_LINK = re.compile(r"Rank (\d+) transmitter " + _LINK)
+_SIMULATED = re.compile(r"verbs provider is simulated")
 _ERROR = re.compile(r"(?:^|[\s>\]:])(ERROR:.*)$")
 
 _RX_FIELD = {
@@ -65,23 +74,40 @@ class TxrxStream:
     total: int | None = None
     loss_rate: float | None = None
     corrupt: int | None = None
+    # from the `link is` line (ours only): both ends' hosts, the transmitter's world rank
+    transmitter_host: str | None = None
+    transmitter_rank: int | None = None
+    receiver_host: str | None = None
 
     def is_complete(self, require_corrupt: bool = False) -> bool:
         """Every line of the stream seen: elapsed time, data rate, missed, received, total
         and loss rate; ``corrupt`` (only our tool prints it, with ``--test ones|increment``)
-        only when ``require_corrupt``."""
+        only when ``require_corrupt``. The ``link is`` line is not required (the seed's tool
+        has none)."""
         return all(
             getattr(self, f.name) is not None
             for f in fields(self)
-            if require_corrupt or f.name != "corrupt"
+            if f.name not in _LINK_FIELDS and (require_corrupt or f.name != "corrupt")
         )
+
+    @property
+    def link(self) -> str | None:
+        """``node03->node01`` (transmitter host first), or None when the hosts are unknown."""
+        if self.transmitter_host is None or self.receiver_host is None:
+            return None
+        return f"{self.transmitter_host}->{self.receiver_host}"
+
+
+_LINK_FIELDS = {"transmitter_host", "transmitter_rank", "receiver_host"}
 
 
 @dataclass
 class TxrxTransmitter:
-    rank: int
+    rank: int  # the transmitter index t (its line's "Rank t")
     elapsed_s: float | None = None
     gbps: float | None = None
+    host: str | None = None  # from its `link is` line (ours only)
+    receiver_host: str | None = None
 
 
 @dataclass
@@ -91,6 +117,7 @@ class TxrxReport:
     buffers: list[tuple[str, str, tuple[int, ...]]]
     errors: list[str]
     cut_mid_line: bool = False  # the text ends inside a line
+    simulated: bool = False  # a `verbs provider is simulated` line: not a NIC's figures
 
     def complete_streams(self, require_corrupt: bool = False) -> list[TxrxStream]:
         """Streams with every field (see :meth:`TxrxStream.is_complete`)."""
@@ -135,7 +162,20 @@ def parse_txrx(text: str) -> TxrxReport:
     txs: dict[int, TxrxTransmitter] = {}
     buffers: list[tuple[str, str, tuple[int, ...]]] = []
     errors: list[str] = []
+    simulated = False
     for line in text.splitlines():
+        if _SIMULATED.search(line):
+            simulated = True
+        if (m := _RX_LINK.search(line)) is not None:
+            key = (int(m.group(1)), int(m.group(2)))
+            stream = streams.setdefault(key, TxrxStream(*key))
+            stream.transmitter_host, stream.receiver_host = m.group(3), m.group(5)
+            stream.transmitter_rank = int(m.group(4))
+            continue
+        if (m := _TX_LINK.search(line)) is not None:
+            tx = txs.setdefault(int(m.group(1)), TxrxTransmitter(int(m.group(1))))
+            tx.host, tx.receiver_host = m.group(2), m.group(4)
+            continue
         if (m := _RX.search(line)) is not None:
             key = (int(m.group(1)), int(m.group(2)))
             stream = streams.setdefault(key, TxrxStream(*key))
@@ -163,6 +203,7 @@ def parse_txrx(text: str) -> TxrxReport:
         buffers=buffers,
         errors=errors,
         cut_mid_line=ends_mid_line(text),
+        simulated=simulated,
     )
 
 

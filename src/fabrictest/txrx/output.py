@@ -27,6 +27,7 @@ class TxReport:
     total: int  # sequence numbers covered (skipped ones included): the final count reported
     elapsed: float
     simulated: dict | None = None  # the simulated verbs provider's counters (None: real run)
+    peer_host: str = ""  # host of the receiver ("": not known)
 
     @property
     def bytes(self) -> int:
@@ -43,6 +44,7 @@ class TxReport:
             "index": self.index,
             "host": self.host,
             "peer": self.peer,
+            "peer_host": self.peer_host,
             "peers": [self.peer],
             "bytes": self.bytes,
             "messages_sent": self.sent,
@@ -71,6 +73,7 @@ class StreamReport:
     gaps: int = 0
     bad: int = 0
     simulated: dict | None = None  # the simulated verbs provider's counters of this stream's QP
+    peer_host: str = ""  # host of the transmitter ("": not known)
 
     @property
     def bytes(self) -> int:
@@ -84,6 +87,7 @@ class StreamReport:
         return {
             "stream": self.stream,
             "peer": self.peer,
+            "peer_host": self.peer_host,
             "bytes": self.bytes,
             "messages_received": self.received,
             "messages_missed": self.missed,
@@ -146,6 +150,8 @@ def transmitter_lines(rep: TxReport) -> list[str]:
         f"{who} elapsed time is {float(rep.elapsed)} seconds",
         f"{who} data rate is {float(rep.gbps)} Gbps",
     ]
+    if rep.peer_host:
+        out.append(f"{who} {link_words(rep.host, rep.rank, rep.peer_host, rep.peer)}")
     if rep.simulated is not None:
         s = rep.simulated
         out.append(
@@ -156,8 +162,16 @@ def transmitter_lines(rep: TxReport) -> list[str]:
     return out
 
 
-def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
+def link_words(tx_host: str, tx_rank: int, rx_host: str, rx_rank: int) -> str:
+    """`link is node03 (rank 4) -> node01 (rank 0)`: transmitter end first (world ranks)."""
+    return f"link is {tx_host} (rank {tx_rank}) -> {rx_host} (rank {rx_rank})"
+
+
+def stream_lines(rx_index: int, s: StreamReport, host: str = "") -> list[str]:
+    """A stream's lines; with `host` (the receiver's) and the transmitter's host known, a
+    `link is` line naming both ends (receiver rank == receiver index)."""
     who = f"Rank {rx_index} receiver from transmitter {s.stream}"
+    link = [f"{who}, {link_words(s.peer_host, s.peer, host, rx_index)}"]
     return [
         f"{who}, elapsed time is {float(s.elapsed)} seconds",
         f"{who}, data rate is {float(s.gbps)} Gbps",
@@ -166,7 +180,7 @@ def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
         f"{who}, message total is {int(s.total)}",
         f"{who}, message loss rate is {float(s.loss_rate)}",
         f"{who}, message corrupt is {int(s.corrupt)}",
-    ] + _sim_stream_line(who, s.simulated)
+    ] + (link if host and s.peer_host else []) + _sim_stream_line(who, s.simulated)
 
 
 def _sim_stream_line(who: str, sim: dict | None) -> list[str]:
@@ -183,7 +197,7 @@ def _sim_stream_line(who: str, sim: dict | None) -> list[str]:
 def receiver_lines(rep: RxReport) -> list[str]:
     out: list[str] = []
     for s in rep.streams:
-        out += stream_lines(rep.index, s)
+        out += stream_lines(rep.index, s, rep.host)
         out.append("")
     return out
 

@@ -11,7 +11,7 @@ from fabrictest.txrx.buffers import Buffer, check_cuda_setup
 from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, TxrxError, refuse
 from fabrictest.txrx.options import Options, human_bytes
 from fabrictest.txrx.roles import Role, role_of
-from fabrictest.txrx.sync import agree_error, allgather_obj
+from fabrictest.txrx.sync import allgather_obj, start_up
 
 log = logging.getLogger(output.LOGGER)
 
@@ -61,7 +61,7 @@ def run(comm, opts: Options) -> int:
     role = role_of(rank, opts.nrx, opts.nlink)
     host = socket.gethostname()
     problem, setup = local_problem(opts, role, host, MPI)
-    agreed = agree_error(comm, problem, opts.timeout)
+    agreed, hosts = start_up(comm, problem, host, opts.timeout)
     if agreed is not None:
         if rank == 0:
             log.error(agreed[1])
@@ -95,6 +95,7 @@ def run(comm, opts: Options) -> int:
             )
         rep = rdma.run(comm, opts, role, setup, host, shape)
 
+    name_link_ends(rep, hosts)
     if role.is_receiver:
         output.emit(output.receiver_lines(rep))
         lost = any(s.missed or s.corrupt for s in rep.streams)
@@ -117,6 +118,15 @@ def run(comm, opts: Options) -> int:
                 f"{missed} of {total} messages missed, {corrupt} corrupt: exit status {EXIT_LOSS}"
             )
     return code
+
+
+def name_link_ends(rep, hosts: list[str]) -> None:
+    """Give each stream (and a transmitter) the host of the rank at the link's other end."""
+    if isinstance(rep, output.RxReport):
+        for s in rep.streams:
+            s.peer_host = hosts[s.peer]
+    else:
+        rep.peer_host = hosts[rep.peer]
 
 
 def json_document(opts: Options, records: list[dict], code: int, setup=None) -> dict:

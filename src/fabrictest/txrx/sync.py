@@ -89,8 +89,15 @@ def allgather_obj(comm, obj, timeout: float, what: str = "exchange") -> list:
 
 def agree_error(comm, message: str | None, timeout: float) -> tuple[int, str] | None:
     """Share each rank's local problem; the lowest failing (rank, message), or None."""
-    found = allgather_obj(comm, message, timeout, "agreeing on start-up checks")
-    for rank, msg in enumerate(found):
-        if msg:
-            return rank, msg
-    return None
+    return start_up(comm, message, "", timeout)[0]
+
+
+def start_up(
+    comm, message: str | None, host: str, timeout: float
+) -> tuple[tuple[int, str] | None, list[str]]:
+    """One exchange at start-up: each rank's local problem and host name. Returns the lowest
+    failing (rank, message) or None, and every rank's host (so that a stream's lines can name
+    both ends of its link)."""
+    found = allgather_obj(comm, (message, host), timeout, "agreeing on start-up checks")
+    failed = next(((rank, msg) for rank, (msg, _h) in enumerate(found) if msg), None)
+    return failed, [h for _m, h in found]
