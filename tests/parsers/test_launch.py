@@ -88,3 +88,29 @@ def test_exit_status_lines():
             "fabrictest: exit status of the launch: 2\n")
     assert exit_statuses(text) == {"the H H run": 0, "the launch": 2}
     assert exit_statuses("") == {} and launch_failures(None) == []
+
+
+OMPI_NOT_FOUND = """\
+--------------------------------------------------------------------------
+mpirun was unable to find the specified executable file, and therefore
+did not launch the job.  This error was first reported for process
+rank 0; it may have occurred for other processes as well.
+
+NOTE: A common cause for this error is misspelling a mpirun command
+      line parameter option (remember that mpirun interprets the first
+      unrecognized command line token as the executable).
+
+Node:       vm
+Executable: txrx
+--------------------------------------------------------------------------
+fabrictest: exit status of the launch: 134
+"""
+
+
+def test_a_program_that_never_started_is_named_not_called_a_signal():
+    # mpirun exits 134 here: read as a status alone it looks like SIGABRT
+    text = describe(launch_failures(OMPI_NOT_FOUND))
+    assert text.startswith("the launcher could not start txrx on vm (not found)"), text
+    srun = "slurmstepd: error: execve(): txrx: No such file or directory\n"
+    assert describe(launch_failures(srun)) == (
+        "the launcher could not start txrx (No such file or directory)")

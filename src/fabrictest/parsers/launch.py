@@ -68,6 +68,13 @@ _BASH_SIGNAL = re.compile(
     r"exception|Illegal instruction)"
 )
 _SEGV = re.compile(r"Segmentation fault")
+# the program never started: Open MPI's banner (Node:/Executable: lines follow), srun's stepd
+_OMPI_NOT_FOUND = re.compile(
+    r"mpirun was unable to (?:find the specified executable file|launch the specified "
+    r"application as it could not access or execute an executable).*?"
+    r"Node:\s*(?P<node>\S+)\s+Executable:\s*(?P<exe>\S+)"
+)
+_EXECVE = re.compile(r"slurmstepd: error: execve\(\): (?P<exe>[^:]+): (?P<why>.+?)\s*$")
 
 _SIGNAL_NAMES = {
     "segmentation fault": 11,
@@ -86,7 +93,7 @@ class LaunchFailure:
     """One failure line. ``kind``: ``signal`` (a rank died of a signal), ``abort``
     (MPI_Abort), ``mpi-error`` (an MPI_ERR_* error), ``exit`` (a non-zero exit status),
     ``cancelled`` (Slurm cancelled the step, e.g. time limit), ``lost`` (a launcher daemon
-    vanished)."""
+    vanished), ``not-started`` (the launcher could not start the program)."""
 
     kind: str
     line: str
@@ -115,6 +122,8 @@ class LaunchFailure:
         if self.kind == "exit":
             what = self.detail or (where or "a process")
             return f"{what} exited with status {self.code}"
+        if self.kind == "not-started":
+            return f"the launcher could not start {self.detail}"
         if self.kind == "cancelled":
             return f"Slurm cancelled the {self.detail}"
         return self.detail or self.line
@@ -169,6 +178,9 @@ def _line_failure(line: str) -> LaunchFailure | None:
         text = (m.group("text") or "").strip()
         return LaunchFailure("mpi-error", line,
                              detail=m.group("err") + (f": {text}" if text else ""))
+    if (m := _EXECVE.search(line)) is not None:
+        return LaunchFailure("not-started", line,
+                             detail=f"{m.group('exe')} ({m.group('why').strip()})")
     if _LOST_DAEMON.search(line):
         return LaunchFailure("lost", line, detail="the launcher lost a remote daemon")
     if _SEGV.search(line):
@@ -196,6 +208,9 @@ def launch_failures(text: str | None) -> list[LaunchFailure]:
     for m in _OMPI_EXIT.finditer(text):
         out.append(LaunchFailure("exit", " ".join(m.group(0).split()), rank=int(m.group("rank")),
                                  code=int(m.group("code"))))
+    for m in _OMPI_NOT_FOUND.finditer(flat):
+        out.append(LaunchFailure("not-started", m.group(0), node=m.group("node"),
+                                 detail=f"{m.group('exe')} on {m.group('node')} (not found)"))
     for m in _OMPI_IMPROPER.finditer(flat):
         out.append(LaunchFailure("exit", m.group(0), rank=int(m.group("rank")),
                                  node=m.group("node"), detail="exited improperly"))
@@ -211,7 +226,7 @@ def exit_statuses(text: str | None) -> dict[str, int]:
     return found
 
 
-_RANKING = {"signal": 0, "abort": 1, "cancelled": 2, "lost": 3, "mpi-error": 4, "exit": 5}
+_RANKING = {"not-started": -1, "signal": 0, "abort": 1, "cancelled": 2, "lost": 3, "mpi-error": 4, "exit": 5}
 
 
 def describe(failures: list[LaunchFailure], limit: int = 3) -> str:
