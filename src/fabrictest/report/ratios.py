@@ -135,7 +135,8 @@ def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
         ax.set_xscale("log")
         ax.set_xlim(lo, hi)
         ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1,
-                             1.25, 1.5, 2, 5, 10, 20, 50, 100) if lo <= t <= hi]
+                             1.25, 1.5, 2, 5, 10, 20, 50, 100) if lo <= t <= hi
+                 and (hi / lo < 3 or t not in (0.95, 1.05))]  # legible on a wide axis
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=7)
