@@ -35,10 +35,10 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,16 +245,23 @@ def parse_args(argv):
 
 
 def take_lock(path: str, wait: float):
+    """Wait for the lock in the kernel's queue (like `flock -w`), at most `wait` s."""
     fh = open(path, "a")  # noqa: SIM115 - held until the process exits
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fh
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise BenchError(f"the vcluster lock {path} was not free within {wait:g} s") from None
-            time.sleep(5)
+
+    def too_long(_sig, _frame):
+        raise BenchError(f"the vcluster lock {path} was not free within {wait:g} s")
+
+    old = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(max(1, int(wait)))
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+    except BenchError:
+        fh.close()
+        raise
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    return fh
 
 
 def main(argv=None) -> int:
@@ -272,7 +279,7 @@ def main(argv=None) -> int:
             raise BenchError("a vcluster is already up: the bench needs a fresh one "
                              "(`vcluster down` if it is yours)")
         print(f"load at start: {loadavg()}")
-        print(f"references: {args.reference_dir / 'vcluster.yaml'}")
+        print(f"references: {args.reference_dir / 'vcluster.yaml'}", flush=True)
         up = True
         run(["vcluster", "up"], timeout=600)
         if args.log_dir:
