@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 import reframe as rfm
+import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
@@ -42,6 +43,8 @@ from reframe.core.builtins import (
     variable,
 )
 from reframe.core.exceptions import SanityError
+
+from fabrictest.sweep.expectation import ExpectationError, from_reference
 
 EXIT_LINE = "fabric-sweep exit status:"
 
@@ -74,6 +77,12 @@ class SweepTest(rfm.RunOnlyRegressionTest):
     seed = variable(int, value=-1)
     fail_on_suspect = variable(typ.Bool, value=True)
     sweep_options = variable(typ.List[str], value=[])
+    #: the expected pair rate: 'auto' = the system's reference file when it holds the tx/rx
+    #: paired stream rate for this method and size (`fabric-sweep --expect-from`, so that a
+    #: uniform drop of every link fails too); '' = none (relative to the cluster only); a
+    #: path = that file, its system by its name (the sweep refuses it, and the test fails,
+    #: when it does not apply)
+    expect_from = variable(str, value="auto")
     time_limit = "30m"
     sourcesdir = None
     keep_files = ["sweep.json"]
@@ -127,9 +136,28 @@ class SweepTest(rfm.RunOnlyRegressionTest):
             opts = ["--launcher", "slurm", *opts]
         if self.seed >= 0:
             opts += ["--seed", str(self.seed)]
+        opts += self._expectation()
         self.executable_opts = opts + list(self.sweep_options)
         self.postrun_cmds = [f'echo "{EXIT_LINE} $?"']
         self.env_vars.setdefault("PYTHONUNBUFFERED", "1")
+
+    def _expectation(self) -> list[str]:
+        if not self.expect_from or (self.launcher == "sim" and self.expect_from == "auto"):
+            return []
+        if self.expect_from != "auto":
+            return ["--expect-from", self.expect_from]  # its system: the file's name
+        system = self.current_system.name
+        prefix = rt.runtime().get_option("general/0/reference_prefix") or str(
+            Path(__file__).resolve().parents[1] / "reference")
+        path = os.path.join(prefix, f"{system}.yaml")
+        if not os.path.isfile(path):
+            return []
+        try:
+            from_reference(path, system, self.method, {
+                "msg_size": self.msg_size, "num_blks": 10, "num_cmsgs": 100})
+        except ExpectationError:
+            return []  # no reference for this method or size: relative to the cluster only
+        return ["--expect-from", path, "--expect-system", system]
 
     def _sweep(self) -> dict:
         path = os.path.join(self.stagedir, "sweep.json")

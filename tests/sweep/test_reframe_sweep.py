@@ -113,3 +113,23 @@ def test_report_compares_and_draws_the_sweep_that_found_a_suspect(tmp_path):
     page = (tmp_path / "html" / "index.html").read_text()
     assert "No sweep results given" not in page
     assert "suspect: node03 " in page
+
+
+def test_expected_rate_from_a_reference_fails_a_uniform_drop(tmp_path):
+    """Every node 30 % slow: relative to the cluster nothing stands out (the test passes);
+    with the calibrated pair rate (`expect_from`) the test fails naming the drop."""
+    slow = ",".join(f"--sim-slow=node{i:02d}=0.7" for i in range(1, 9))
+    case = reframe(tmp_path, "uniform", "-S", f"SweepTest.sweep_options={slow}")
+    assert case["result"] == "pass", case["fail_reason"]
+    ref = tmp_path / "sim.yaml"
+    ref.write_text(
+        "$provenance:\n  TxRxTest:\n    sim: {document: test, table: test, measured_with: "
+        "{msg_size: 65536, num_blks: 10, num_cmsgs: 100}}\nTxRxTest:\n  $index: ['$system', "
+        "'scenario', 'method', 'buffer']\n  sim:\n    paired:\n      mpi:\n        host:\n"
+        "          stream_gbps: [1.0, -0.15, null, Gbps]\n")
+    case = reframe(tmp_path, "expected", "-S", f"SweepTest.sweep_options={slow}",
+                   "-S", f"SweepTest.expect_from={ref}")
+    assert case["result"] == "fail"
+    assert case["fail_phase"] == "performance", case["fail_reason"]
+    assert "below reference: cluster level 0." in case["fail_reason"]
+    assert "below the expected 1 Gbps (sim.yaml TxRxTest paired mpi" in case["fail_reason"]

@@ -149,16 +149,27 @@ def cmd_compare(args) -> int:
 
 
 def _sweeps_from(testcases: list[dict]) -> list[tuple[str, dict]]:
-    out = []
+    """The sweep.json of every test case that ran a sweep: in its output directory (ReFrame
+    copies it there for a passing test) or, for a failing one, its stage directory (kept)."""
+    out, seen = [], set()
     for tc in testcases:
-        d = tc.get("outputdir")
-        if d and (Path(d) / "sweep.json").is_file():
-            try:
-                data = json.loads((Path(d) / "sweep.json").read_text())
-            except ValueError:
+        for d in (tc.get("outputdir"), tc.get("stagedir")):
+            path = Path(d) / "sweep.json" if d else None
+            if path is None or not path.is_file():
                 continue
-            out.append((f"{tc.get('display_name')} on {tc.get('system')}:{tc.get('partition')}",
-                        data))
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(data, dict) or any(k not in data for k in SWEEP_KEYS):
+                continue
+            key = (tc.get("display_name"), tc.get("system"), tc.get("partition"),
+                   tc.get("job_completion_time_unix"))
+            if key not in seen:
+                seen.add(key)
+                out.append((f"{tc.get('display_name')} on {tc.get('system')}:"
+                            f"{tc.get('partition')} ({path})", data))
+            break
     return out
 
 
@@ -191,6 +202,7 @@ def cmd_html(args) -> int:
 
     from . import html as page
     from . import plots
+    from .ratios import ratio_plot, ratio_rows
 
     loaded = [_load(s) for s in args.sources]
     target = loaded[-1] if loaded else None
@@ -203,6 +215,8 @@ def cmd_html(args) -> int:
         comparison = ("reference", target.label, against_references(records, args.tolerance))
     if target:
         sweeps += _sweeps_from(target.testcases)
+    rows = ratio_rows(records, loaded[0].records if len(loaded) == 2 else ())
+    ratios = (rows, ratio_plot(rows, outdir), len(loaded) == 2)
     sweep_views = []
     for i, (label, data) in enumerate(sweeps):
         sweep_views.append((label, data, plots.sweep_views(data, outdir, tag=f"sweep{i}")))
@@ -217,6 +231,7 @@ def cmd_html(args) -> int:
         comparison=comparison,
         outdir=outdir,
         embed=args.embed,
+        ratios=ratios,
     )
     index = outdir / "index.html"
     try:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .compare import CompareRow, noise_text
+from .ratios import RatioRow, per_node
 from .results import PerfRecord
 
 CSS = """
@@ -20,6 +21,11 @@ th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#eee
 td.num{text-align:right;font-family:monospace}
 tr.REGRESSED td,tr.suspect td,tr.unreachable td,tr.fail td{background:#fbe3e3}
 tr.improved td{background:#e3f4e3}tr.noise td{background:#f0f0f0}tr.new td,tr.missing td,tr.cleared td{background:#f6f3de}
+tr.below-reference td{background:#fbe3e3}tr.borderline td,tr.ambiguous td{background:#fdf0d8}
+tr.undecided td,tr.unmeasured td{background:#ececf6}
+td.st-slow,td.st-below,td.st-unreachable{background:#f3b6b6;font-weight:bold}
+td.st-borderline,td.st-ambiguous,td.st-noise{background:#fbe0b0}
+td.st-undecided,td.st-unmeasured{background:#d9d9ef}
 .verdict{font-family:monospace;background:#f4f4f4;padding:.6em;white-space:pre-wrap}
 img{max-width:100%;border:1px solid #ddd;margin:.4em 0}
 .note{color:#555;font-size:.85em}
@@ -89,28 +95,90 @@ def compare_table(rows: Sequence[CompareRow], base_label: str, target_label: str
     return "".join(out)
 
 
+def _cls(text) -> str:
+    return "-".join(str(text or "").split())
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * (v - 1):+.1f}%"
+
+
+def ratio_section(rows: Sequence[RatioRow], images: list[dict], outdir: Path,
+                  embed: bool, with_before: bool) -> str:
+    """Every figure with a reference as figure / reference, the chart(s) and the table; and
+    per node named in the figures, its worst ratio."""
+    n_bad = sum(r.failing for r in rows)
+    parts = [f"<p>{n_bad} of {len(rows)} figures with a reference are outside its band. "
+             "Ratio = figure / reference: 1 is the reference, the band is "
+             "[1 + lower, 1 + upper], whatever the figure's size or unit.</p>"]
+    parts += [_img(outdir, im["png"], embed, im["title"]) for im in images]
+    for im in images:
+        if im.get("left_out"):
+            parts.append(f'<p class="note">{im["left_out"]} more figures only in the '
+                         "table.</p>")
+    nodes = per_node(rows)
+    if nodes:
+        body = "".join(
+            f'<tr class="{"fail" if n["failing"] else ""}"><td>{_e(n["node"])}</td>'
+            f"<td class=num>{n['figures']}</td><td class=num>{n['failing']}</td>"
+            f"<td>{_e(n['worst'].label)}</td><td class=num>{n['worst'].ratio:.3f}</td></tr>"
+            for n in nodes)
+        parts.append("<h3>Per node</h3><p class=note>The figures that name a node (its link's "
+                     "streams, its own figure).</p><table><tr><th>node</th><th>figures</th>"
+                     "<th>failing</th><th>worst figure</th><th>ratio</th></tr>" + body
+                     + "</table>")
+    head = "<th>before</th>" if with_before else ""
+    out = []
+    for r in rows:
+        lo, hi = r.band
+        before = (f"<td class=num>{_n(r.before)} ({_pct(r.before_ratio)})</td>"
+                  if with_before else "")
+        out.append(
+            f'<tr class="{"fail" if r.failing else ""}"><td>{_e(r.test)}</td>'
+            f"<td>{_e(r.sysenv)}</td><td>{_e(r.nodes)}</td><td>{_e(r.pvar)}</td>"
+            f"<td>{_e(r.unit)}</td><td class=num>{_n(r.ref)}</td>"
+            f"<td class=num>{_pct(lo)} .. {_pct(hi) if hi else '+inf'}</td>{before}"
+            f"<td class=num>{_n(r.value)}</td><td class=num>{r.ratio:.3f} "
+            f"({_pct(r.ratio)})</td><td>{'FAIL' if r.failing else 'ok'}</td></tr>")
+    parts.append(
+        '<table class="ratios"><tr><th>test</th><th>system</th><th>nodes</th><th>figure</th>'
+        f"<th>unit</th><th>reference</th><th>band</th>{head}<th>value</th><th>ratio</th>"
+        "<th>status</th></tr>" + "".join(out) + "</table>")
+    return "\n".join(parts)
+
+
 def sweep_section(sweep: dict, images: list[dict], outdir: Path, embed: bool) -> str:
     lv = sweep["level"]
+    exp = sweep.get("expected")
+    expected = (f" Expected {_n(exp['value'])} {_e(exp['unit'])} per run from "
+                f"{_e(exp['source'])} (below {_n(exp['floor'])}: named)." if exp else
+                " No expected rate (relative to the cluster only: a uniform drop is not seen;"
+                " give fabric-sweep --expect-from).")
     parts = [
         f"<p>{len(sweep['nodes'])} nodes, {_e(sweep.get('measurement'))}, "
         f"{sweep['rounds_used']} rounds, {len(sweep['pairs'])} pair measurements; cluster "
-        f"level {_n(lv.get('center'))} {_e(sweep['unit'])} (spread {_n(lv.get('sigma'))}).</p>",
+        f"level {_n(lv.get('center'))} {_e(sweep['unit'])} (spread {_n(lv.get('sigma'))})."
+        f"{expected}</p>",
         '<div class="verdict">' + _e("\n".join(sweep["verdict"])) + "</div>",
     ]
     for im in images:
         parts.append(_img(outdir, im["png"], embed, im["title"]))
     rows = []
     for row in sweep["nodes_table"]:
+        sides = "".join(
+            f'<td class="num st-{_cls(row.get(f"{d}_state"))}">{_n(row.get(f"{d}_figure"))} '
+            f"{_e(row.get(f'{d}_state') or '-')}</td>" for d in ("send", "receive"))
         rows.append(
-            f'<tr class="{_e(row["status"])}"><td>{_e(row["node"])}</td>'
+            f'<tr class="{_cls(row["status"])}"><td>{_e(row["node"])}</td>'
             f"<td class=num>{row['pairs']}</td><td class=num>{row['slow']}</td>"
             f"<td class=num>{row['failed']}</td><td class=num>{_n(row['median'])}</td>"
-            f"<td class=num>{_n(row['ratio'])}</td><td>{_e(row['status'])}</td>"
+            f"<td class=num>{_n(row['ratio'])}</td>{sides}<td>{_e(row['status'])}</td>"
             f"<td>{_e(', '.join(row['partners']))}</td></tr>"
         )
     parts.append(
         "<table><tr><th>node</th><th>pairs</th><th>slow</th><th>failed</th><th>median</th>"
-        "<th>ratio</th><th>status</th><th>partners</th></tr>" + "".join(rows) + "</table>"
+        "<th>ratio</th><th>send</th><th>receive</th><th>status</th><th>partners</th></tr>"
+        + "".join(rows) + "</table>"
     )
     raw = []
     for p in sweep["pairs"]:
@@ -138,6 +206,7 @@ def page(
     comparison: tuple[str, str, list[CompareRow]] | None,
     outdir: Path,
     embed: bool = False,
+    ratios: tuple[list[RatioRow], list[dict], bool] | None = None,
 ) -> str:
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1>{_e(title)}</h1>",
@@ -150,6 +219,11 @@ def page(
         body.append(f"<p>{n_bad} of {len(rows)} figures regressed: <b>{_e(base_label)}</b> "
                     f"(base) against <b>{_e(target_label)}</b>.</p>")
         body.append(compare_table(rows, base_label, target_label))
+    body.append("<h2>Ratio to reference</h2>")
+    if ratios and ratios[0]:
+        body.append(ratio_section(ratios[0], ratios[1], outdir, embed, ratios[2]))
+    else:
+        body.append('<p class="note">No figure with a reference in these results.</p>')
     body.append("<h2>Bandwidth and latency against message size</h2>")
     if size_images:
         body.append('<p class="note">Lines: measured figures; shaded: the reference band '

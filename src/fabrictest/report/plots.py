@@ -152,55 +152,76 @@ def stream_rates(records: Sequence[PerfRecord], outdir: Path, max_cases: int = 1
              "left_out": max(0, len(cases) - n)}]
 
 
-_STATUS_COLOUR = {"ok": "#4c9a2a", "cleared": "#9bbf5a", "suspect": "#c0392b",
-                  "unreachable": "#6c3483", "unmeasured": "#999999"}
+#: colours of a node-direction's state (the sweep's per-side states; `below`: under the
+#: expected rate of a reference) and of a node's status
+_STATE_COLOUR = {"ok": "#4c9a2a", "cleared": "#9bbf5a", "slow": "#c0392b", "below": "#e67e22",
+                 "unreachable": "#6c3483", "borderline": "#f1c40f", "ambiguous": "#f1c40f",
+                 "noise": "#f5cba7", "undecided": "#8e9fc9", "unmeasured": "#999999"}
+
+
+def _pair_matrix(sweep: dict, norm: float) -> tuple[list, set, set]:
+    """Directed: row = sender, column = receiver, the median of that direction's OK runs /
+    `norm`; and the cells whose runs all failed, and those with a failure among OK runs."""
+    nodes = list(sweep["nodes"])
+    idx = {n: i for i, n in enumerate(nodes)}
+    vals: dict[tuple[int, int], list[float]] = defaultdict(list)
+    failed: set[tuple[int, int]] = set()
+    for p in sweep["pairs"]:
+        key = (idx[p["a"]], idx[p["b"]])
+        if p["status"] == "ok" and p["value"] is not None:
+            vals[key].append(p["value"] / norm)
+        else:
+            failed.add(key)
+    n = len(nodes)
+    grid = [[math.nan] * n for _ in range(n)]
+    for (i, j), v in vals.items():
+        grid[i][j] = sorted(v)[len(v) // 2]
+    return grid, {k for k in failed if k not in vals}, {k for k in failed if k in vals}
 
 
 def sweep_views(sweep: dict, outdir: Path, tag: str = "sweep", max_matrix: int = 64) -> list[dict]:
-    """The sweep's pair matrix (heatmap of pair figure / cluster level; failed pairs marked
-    with x) and per-node medians coloured by verdict."""
+    """The sweep's directed pair matrix (heatmap of each direction's figure / the expected
+    rate, or / the cluster level without one; a pair slow one way shows in one cell) and
+    per-node send and receive figures coloured by their state."""
     out = []
     nodes = list(sweep["nodes"])
     level = sweep["level"].get("center") or 1.0
-    unit = sweep.get("unit", "")
+    exp = sweep.get("expected") or None
+    norm = exp["value"] if exp else level
+    what = (f"expected {norm:.3g} {sweep.get('unit', '')} ({exp['source']})" if exp
+            else f"cluster level {norm:.3g} {sweep.get('unit', '')}")
     cut = sweep["level"].get("screen_cut")
     if len(nodes) <= max_matrix:
-        idx = {n: i for i, n in enumerate(nodes)}
-        vals: dict[tuple[int, int], list[float]] = defaultdict(list)
-        failed: set[tuple[int, int]] = set()
-        for p in sweep["pairs"]:
-            i, j = idx[p["a"]], idx[p["b"]]
-            for key in ((i, j), (j, i)):
-                if p["status"] == "ok" and p["value"] is not None:
-                    vals[key].append(p["value"] / level)
-                else:
-                    failed.add(key)
+        grid, dead, some_failed = _pair_matrix(sweep, norm)
         n = len(nodes)
-        grid = [[math.nan] * n for _ in range(n)]
-        for (i, j), v in vals.items():
-            grid[i][j] = sorted(v)[len(v) // 2]
         size = min(11.0, max(5.0, 2.8 + 0.32 * n))
         fig, ax = plt.subplots(figsize=(size + 1.4, size))
         cmap = LinearSegmentedColormap.from_list(
             "rg", ["#b2182b", "#f4a582", "#a6dba0", "#92c5de", "#2166ac"]
         ).with_extremes(bad="#ffffff")
         im = ax.imshow(grid, cmap=cmap, vmin=0.0, vmax=2.0, interpolation="nearest")
-        for i, j in failed:
-            if (i, j) not in vals:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="#7f7f7f"))
+        for i in range(n):
+            ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, color="#e6e6e6"))
+        for i, j in dead:
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="#7f7f7f"))
+        for i, j in dead | some_failed:
             ax.text(j, i, "x", ha="center", va="center", color="white", fontsize=10,
                     fontweight="bold")
         if n <= 24:
-            for (i, j), v in vals.items():
-                ax.text(j, i, f"{sorted(v)[len(v) // 2]:.2f}", ha="center", va="center",
-                        fontsize=6 if n > 12 else 8)
+            for i in range(n):
+                for j in range(n):
+                    if grid[i][j] == grid[i][j] and (i, j) not in some_failed:
+                        ax.text(j, i, f"{grid[i][j]:.2f}", ha="center", va="center",
+                                fontsize=6 if n > 12 else 8)
         ax.set_xticks(range(n), nodes, rotation=90, fontsize=7 if n > 24 else 8)
         ax.set_yticks(range(n), nodes, fontsize=7 if n > 24 else 8)
+        ax.set_xlabel("receiver")
+        ax.set_ylabel("sender")
         cb = fig.colorbar(im, ax=ax, shrink=0.8)
-        cb.set_label(f"pair figure / cluster level ({level:.3g} {unit})")
-        ax.set_title(f"sweep pair matrix: {len(sweep['pairs'])} pairs in "
-                     f"{sweep['rounds_used']} rounds\n(grey x = failed or timed out; blank = not paired)",
-                     fontsize=9)
+        cb.set_label(f"run figure / {what}")
+        ax.set_title(f"sweep pair matrix, one cell per direction: {len(sweep['pairs'])} runs in "
+                     f"{sweep['rounds_used']} rounds\n(grey x = failed or timed out; "
+                     "blank = not measured)", fontsize=9)
         fig.tight_layout()
         name = f"{tag}-matrix.png"
         fig.savefig(outdir / name, dpi=DPI, bbox_inches="tight")
@@ -208,32 +229,46 @@ def sweep_views(sweep: dict, outdir: Path, tag: str = "sweep", max_matrix: int =
         out.append({"png": name, "title": "sweep pair matrix"})
 
     table = sweep["nodes_table"]
-    width = min(14.0, max(6.5, 3 + 0.28 * len(table))) if len(table) <= 64 else 12
+    width = min(14.0, max(6.5, 3 + 0.4 * len(table))) if len(table) <= 64 else 12
     fig, ax = plt.subplots(figsize=(width, 3.8))
     xs = list(range(len(table)))
-    ratios = [row["ratio"] if row["ratio"] is not None else 0.0 for row in table]
-    colours = [_STATUS_COLOUR.get(row["status"], "#999999") for row in table]
+
+    def side(row, d):
+        fig_ = row.get(f"{d}_figure")
+        state = row.get(f"{d}_state") or row["status"]
+        return (fig_ / norm if fig_ else 0.0), _STATE_COLOUR.get(state, "#999999"), state
+
     if len(table) <= 64:
-        ax.bar(xs, ratios, color=colours)
+        for k, d in enumerate(("send", "receive")):
+            vals = [side(row, d) for row in table]
+            ax.bar([x + (k - 0.5) * 0.4 for x in xs], [v[0] for v in vals], width=0.38,
+                   color=[v[1] for v in vals], edgecolor="black" if k else "none", lw=0.4)
+            for x, (v, _c, state) in zip(xs, vals, strict=True):
+                if state not in ("ok", "cleared"):
+                    ax.text(x + (k - 0.5) * 0.4, max(v, 0.02), f"{d} {state}", rotation=90,
+                            ha="center", va="bottom", fontsize=6)
         ax.set_xticks(xs, [row["node"] for row in table], rotation=90, fontsize=7)
-        for x, row in zip(xs, table, strict=True):
-            if row["status"] in ("suspect", "unreachable"):
-                ax.text(x, max(ratios[x], 0.02), row["status"], rotation=90, ha="center",
-                        va="bottom", fontsize=7)
     else:
-        ax.scatter(xs, ratios, c=colours, s=4)
+        vals = [side(row, "send") if (row.get("send_figure") or 0) <= (
+            row.get("receive_figure") or 0) else side(row, "receive") for row in table]
+        ax.scatter(xs, [v[0] for v in vals], c=[v[1] for v in vals], s=4)
         ax.set_xlabel("node index")
     ax.axhline(1.0, color="black", lw=0.8)
-    if cut:
+    if exp:
+        ax.axhline(exp["floor"] / norm, color="#e67e22", lw=0.8, ls="--",
+                   label=f"reference lower bound {100 * exp['lower']:+.0f}%")
+    elif cut:
         ax.axhline(cut, color="#c0392b", lw=0.8, ls="--", label=f"slow below {cut:.2f}x")
+    if exp or cut:
         ax.legend(fontsize=7, loc="upper right")
-    ax.set_ylabel("node figure / cluster level")
-    ax.set_title("per-node figure: median of pairs with non-suspect partners\n(green ok, red suspect, purple unreachable)",
-                 fontsize=9)
+    ax.set_ylabel(f"figure / {'expected' if exp else 'cluster level'}")
+    ax.set_title("per node: send (left) and receive (right, outlined), coloured by state\n"
+                 "(green ok, red slow, orange below reference, yellow borderline, purple "
+                 "unreachable, blue-grey undecided)", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     name = f"{tag}-nodes.png"
     fig.savefig(outdir / name, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
-    out.append({"png": name, "title": "sweep per-node medians"})
+    out.append({"png": name, "title": "sweep per-node send and receive"})
     return out

@@ -28,6 +28,7 @@ from . import nodes as nodeset
 from . import options, specs
 from .core import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, run_sweep
 from .estimate import VerdictParams
+from .expectation import Expectation, ExpectationError, from_reference
 from .measure import OsuBw, Txrx
 from .options import OneLineParser, UsageError, parse_count, parse_number
 from .output import render
@@ -91,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--expect", type=parse_number, default=None,
                    help="reference figure of a healthy run (default: the cluster's median); "
                         "positive")
+    g.add_argument("--expect-from", metavar="REFERENCE_YAML",
+                   help="also hold every node-direction against the calibrated rate of one "
+                        "tx/rx stream between two nodes in this reference file (TxRxTest "
+                        "paired stream_gbps and its lower bound): a uniform drop is named too")
+    g.add_argument("--expect-system", metavar="SYSTEM",
+                   help="the system in --expect-from (default: the file's name, e.g. vcluster)")
     g.add_argument("--min-drop", type=parse_number, default=VerdictParams.min_drop,
                    help="a direction is named only when at least this fraction below the "
                         f"cluster level (default {VerdictParams.min_drop:g})")
@@ -146,8 +153,9 @@ def _main(argv) -> int:
         options.check(args)
         names = nodeset.resolve(
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
+        expected = _expected(args)
         runner = _runner(args, names)
-    except (UsageError, specs.SpecError, nodeset.NodeSetError) as err:
+    except (UsageError, specs.SpecError, nodeset.NodeSetError, ExpectationError) as err:
         return options.fail(str(err))
     say = (lambda _m: None) if args.quiet else _stderr
     if args.verbose:
@@ -155,7 +163,8 @@ def _main(argv) -> int:
     say(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
     params = VerdictParams(min_drop=args.min_drop, fdr=args.fdr)
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
-                    seed=args.seed, params=params, expect=args.expect, say=say)
+                    seed=args.seed, params=params, expect=args.expect, expected=expected,
+                    say=say)
     sys.stdout.write(render(res, pairs=not args.no_pairs))
     sys.stdout.flush()
     if args.json:
@@ -170,6 +179,24 @@ def _main(argv) -> int:
         return options.fail(f"no run gave a figure: the measurement itself fails (e.g. "
                             f"{first.src}->{first.dst}: {' '.join(first.detail.split())[:200]})")
     return 0 if res.verdict.healthy else 1
+
+
+def _expected(args) -> Expectation | None:
+    """The reference rate of --expect-from; refused before any run when it cannot apply."""
+    if args.expect_system and not args.expect_from:
+        raise UsageError("--expect-system needs --expect-from")
+    if not args.expect_from:
+        return None
+    if args.expect is not None:
+        raise UsageError("give --expect or --expect-from, not both")
+    if args.test != "txrx":
+        raise UsageError("--expect-from holds tx/rx streams' references: it needs --test txrx "
+                         "(with osu_bw give --expect)")
+    if not os.path.isfile(args.expect_from):
+        raise UsageError(f"--expect-from {args.expect_from}: no such file")
+    return from_reference(args.expect_from, args.expect_system, args.method,
+                          {"msg_size": args.msg_size, "num_blks": args.num_blks,
+                           "num_cmsgs": args.num_cmsgs})
 
 
 def _runner(args, names):

@@ -30,6 +30,7 @@ from .estimate import (
     estimate_level,
     weigh,
 )
+from .expectation import Expectation
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
@@ -54,6 +55,7 @@ class SweepResult:
     params: VerdictParams = field(default_factory=VerdictParams)
     interrupted: bool = False
     stop_reason: str = ""
+    expected: Expectation | None = None  # the reference rate the sides are held against
 
     @property
     def level(self) -> Level:
@@ -125,6 +127,8 @@ class SweepResult:
             "suspects": [asdict(s) | {"line": s.line(v.level, v.unit)} for s in v.suspects],
             "failed_runs": v.failed_runs,
             "undecided": [list(u) for u in v.undecided],
+            "expected": self.expected.to_dict() if self.expected else None,
+            "notes": v.notes,
             "healthy": v.healthy,
             "verdict": v.lines(),
             "figures": {name: list(fig) for name, fig in self.figures().items()},
@@ -210,10 +214,13 @@ def run_sweep(
     seed: int | None = None,
     params: VerdictParams | None = None,
     expect: float | None = None,
+    expected: Expectation | None = None,
     say: Callable[[str], None] | None = None,
     with_table: bool = True,
 ) -> SweepResult:
-    """The whole sweep; `say` gets the plan and a line per round (progress)."""
+    """The whole sweep; `say` gets the plan and a line per round (progress). `expect`: the
+    level the sides are weighed against (default: the runs' median); `expected`: a reference
+    rate every side must also reach (a uniform drop of every link is named too)."""
     say = say or (lambda _m: None)
     params = params or VerdictParams()
     nodes = list(nodes)
@@ -265,12 +272,13 @@ def run_sweep(
         level = estimate_level(table, params, expect, budget=max_rounds,
                                looks=max_rounds - len(plan) + 1)
     ev = weigh(table, level, params, final=True, before=None if ev is None else ev.state)
-    verdict = decide(table, ev, runner.unit, interrupted=interrupted, with_table=with_table)
+    verdict = decide(table, ev, runner.unit, interrupted=interrupted, with_table=with_table,
+                     expected=expected)
     return SweepResult(
         nodes=nodes, rounds=done, table=table, evidence=ev, verdict=verdict,
         unit=runner.unit, measurement=runner.describe(), seconds=time.monotonic() - t0,
         planned_rounds=len(plan), max_rounds=max_rounds, params=params,
-        interrupted=interrupted, stop_reason=stop,
+        interrupted=interrupted, stop_reason=stop, expected=expected,
     )
 
 

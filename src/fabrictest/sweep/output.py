@@ -90,6 +90,10 @@ def summary(res: SweepResult) -> str:
         f"{res.params.fdr:g} over {2 * len(res.nodes)} node-directions and {lv.looks} looks); "
         f"cleared when clear of {math.exp(ev.design):.2f}x",
     ]
+    if res.expected is not None:
+        e = res.expected
+        lines.append(f"expected {fmt(e.value)} {e.unit} per run from {e.source}: a direction "
+                     f"below {fmt(e.floor)} {e.unit} ({100 * e.lower:+.1f}%) is named too")
     for rnd in res.rounds:
         if rnd.reason:
             lines.append(f"round {rnd.index}: {rnd.reason}")

@@ -31,6 +31,7 @@ from .estimate import (
     Evidence,
     Level,
 )
+from .expectation import Expectation, below_text, cluster_line, sides_below
 from .runs import FAILED, OK, TIMEOUT, RunTable
 
 DIRS = ("send", "receive")
@@ -66,12 +67,16 @@ class Suspect:
     kind: str  # "slow", "unreachable", or "slow/unreachable" (one direction each)
     sides: list[SideReport]
     confirmed_with: list[str] = field(default_factory=list)
+    #: the whole line, when the suspect is named against a reference (expectation.py)
+    text: str = ""
 
     @property
     def directions(self) -> list[str]:
-        return [s.direction for s in self.sides if s.state in ("slow", "unreachable")]
+        return [s.direction for s in self.sides if s.state in ("slow", "unreachable", "below")]
 
     def line(self, level: Level, unit: str) -> str:
+        if self.text:
+            return self.text
         bad = [s for s in self.sides if s.state in ("slow", "unreachable")]
         good = [s for s in self.sides if s not in bad]
         heads, counts = [], []
@@ -128,15 +133,18 @@ class Verdict:
     failed_runs: list[dict] = field(default_factory=list)  # runs no suspect explains
     undecided: list[tuple[str, str, str]] = field(default_factory=list)  # node, side, why
     interrupted: bool = False
+    #: lines about the cluster as a whole (its level below the expected rate)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
-        return not (self.suspects or self.failed_runs or self.undecided or self.interrupted)
+        return not (self.suspects or self.failed_runs or self.undecided or self.interrupted
+                    or self.notes)
 
     def lines(self, limit: int = 50) -> list[str]:
         """The verdict; past `limit` failed runs (or undecided sides) a count stands for the
         rest (the JSON has them all)."""
-        out = [s.line(self.level, self.unit) for s in self.suspects]
+        out = list(self.notes) + [s.line(self.level, self.unit) for s in self.suspects]
         for r in self.failed_runs[:limit]:
             why = " ".join((r["detail"] or r["status"]).split())[:160]
             out.append(f"failed run: {r['src']}->{r['dst']} in round {r['round']} "
@@ -192,8 +200,30 @@ def _confirmers(table: RunTable, ev: Evidence, node: int) -> list[str]:
     return sorted(set(out))
 
 
+def _below_reference(table: RunTable, ev: Evidence, named: set[str], unit: str,
+                     expected: Expectation, cluster_wide: bool) -> list[Suspect]:
+    """Sides whose figure is below the reference band, of nodes not already named."""
+    figs, low = sides_below(table, expected.floor, cluster_wide)
+    out = []
+    for i in np.unique(np.flatnonzero(low) // 2).tolist():
+        if table.nodes[i] in named:
+            continue
+        sides = [_side(ev, 2 * i), _side(ev, 2 * i + 1)]
+        for d, s in enumerate(sides):
+            if low[2 * i + d]:
+                s.state, s.figure = "below", float(figs[2 * i + d])
+                s.ratio = s.figure / ev.level.center if ev.level.center else None
+        bad = [s for s in sides if s.state == "below"]
+        worst = min(s.figure for s in bad)
+        heads = ", ".join(f"{s.direction} {fmt(s.figure)} {unit}" for s in bad)
+        text = f"suspect: {table.nodes[i]} {heads}: {below_text(worst, expected)}"
+        out.append(Suspect(node=table.nodes[i], kind="below reference", sides=sides,
+                           text=text))
+    return out
+
+
 def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
-           with_table: bool = True) -> Verdict:
+           with_table: bool = True, expected: Expectation | None = None) -> Verdict:
     names = table.nodes
     level = ev.level
     n = len(names)
@@ -227,9 +257,23 @@ def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
     flat_named = named.reshape(-1)
     explained = flat_named[2 * table.src] | flat_named[2 * table.dst + 1]
     failed_runs = [table.run(int(j)).to_dict() for j in np.flatnonzero(fail & ~explained)]
+    notes: list[str] = []
+    below: list[Suspect] = []
+    if expected is not None:
+        line = cluster_line(level.center, expected)
+        notes = [line] if line else []
+        below = _below_reference(table, ev, {s.node for s in suspects}, unit, expected,
+                                 cluster_wide=bool(notes))
+        suspects += below
     rows = node_table(table, ev) if with_table else []
+    marked = {s.node: s for s in below}
+    for row in rows:
+        if row.node in marked:
+            row.status = "below reference"
+            row.send, row.receive = marked[row.node].sides
     return Verdict(level=level, unit=unit, suspects=suspects, table=rows,
-                   failed_runs=failed_runs, undecided=undecided, interrupted=interrupted)
+                   failed_runs=failed_runs, undecided=undecided, interrupted=interrupted,
+                   notes=notes)
 
 
 def _per_node_stats(table: RunTable, n: int):

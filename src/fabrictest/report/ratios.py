@@ -1,0 +1,184 @@
+"""The regression view: every figure with a reference as its ratio to that reference.
+
+A ratio puts a 0.19 Gbps shaped link and a 20 Gbps shared-memory stream on one axis: 1 is the
+reference, the band is [1 + lower, 1 + upper] (ReFrame's thresholds), a figure outside it is
+failing. One row per test case, node set and figure (a per-stream figure names its link, a
+per-node figure its node); with two sources each row also has the base's ratio (before) to
+the same reference. Several sessions on a side: the median of their values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .results import PerfRecord
+from .stats import spread
+
+_PARAM_RE = re.compile(r"%(\w+=\S+)")
+
+
+@dataclass
+class RatioRow:
+    test: str
+    sysenv: str
+    nodes: str
+    pvar: str
+    unit: str
+    value: float
+    ref: float
+    lower: float | None
+    upper: float | None
+    before: float | None = None  # the base's value (two sources)
+    result: str = ""  # ReFrame's verdict on the figure, when it gave one
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.ref
+
+    @property
+    def before_ratio(self) -> float | None:
+        return None if self.before is None else self.before / self.ref
+
+    @property
+    def band(self) -> tuple[float | None, float | None]:
+        return (None if self.lower is None else 1 + self.lower,
+                None if self.upper is None else 1 + self.upper)
+
+    @property
+    def failing(self) -> bool:
+        lo, hi = self.band
+        return (lo is not None and self.ratio < lo) or (hi is not None and self.ratio > hi) \
+            or self.result == "fail"
+
+    @property
+    def label(self) -> str:
+        params = " ".join(_PARAM_RE.findall(self.test))
+        head = self.test.split(" ")[0] + (f" {params}" if params else "")
+        return f"{head} [{self.nodes}] {self.pvar}" if self.nodes else f"{head} {self.pvar}"
+
+
+def _median(rs: Sequence[PerfRecord]) -> float | None:
+    vals = [r.value for r in rs if r.value is not None]
+    return spread(vals).median if vals else None
+
+
+def ratio_rows(target: Sequence[PerfRecord], base: Sequence[PerfRecord] = ()) -> list[RatioRow]:
+    """Rows for the target's figures that have a (non-zero) reference, in test order."""
+    groups: dict[tuple, list[PerfRecord]] = defaultdict(list)
+    for r in target:
+        if r.ref and r.value is not None:
+            groups[(r.test, r.sysenv, r.nodes_expr, r.pvar)].append(r)
+    before: dict[tuple, list[PerfRecord]] = defaultdict(list)
+    before_any: dict[tuple, list[PerfRecord]] = defaultdict(list)
+    for r in base:
+        before[(r.test, r.sysenv, r.nodes_expr, r.pvar)].append(r)
+        before_any[(r.test, r.sysenv, r.pvar)].append(r)
+    rows = []
+    for key, rs in sorted(groups.items()):
+        last = rs[-1]
+        b = before.get(key) or before_any.get((key[0], key[1], key[3])) or []
+        rows.append(RatioRow(
+            test=key[0], sysenv=key[1], nodes=key[2], pvar=key[3], unit=last.unit,
+            value=_median(rs), ref=last.ref, lower=last.lower, upper=last.upper,
+            before=_median(b), result="fail" if any(r.result == "fail" for r in rs) else "",
+        ))
+    return rows
+
+
+def _axis_limits(rows: Sequence[RatioRow]) -> tuple[float, float]:
+    vals = [r.ratio for r in rows] + [r.before_ratio for r in rows if r.before_ratio]
+    vals += [v for r in rows for v in r.band if v]
+    vals = [v for v in vals if v > 0 and math.isfinite(v)]
+    lo, hi = min(vals + [0.9]), max(vals + [1.1])
+    return max(lo / 1.15, 1e-3), min(hi * 1.15, 1e3)
+
+
+def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
+               max_images: int = 6) -> list[dict]:
+    """Horizontal ratio charts (log axis), failing test cases first: per row the reference
+    band (shaded), the figure's ratio (red when failing) and the base's (hollow)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
+    if not rows:
+        return []
+    bad_cases = {(r.test, r.sysenv, r.nodes) for r in rows if r.failing}
+    ordered = sorted(rows, key=lambda r: ((r.test, r.sysenv, r.nodes) not in bad_cases,
+                                          r.test, r.sysenv, r.nodes, r.pvar))
+    chunks = [ordered[i:i + per_image] for i in range(0, len(ordered), per_image)]
+    out = []
+    for n, chunk in enumerate(chunks[:max_images]):
+        lo, hi = _axis_limits(chunk)
+        fig, ax = plt.subplots(figsize=(11, 1.3 + 0.27 * len(chunk)))
+        for y, r in enumerate(chunk):
+            b_lo, b_hi = r.band
+            ax.barh(y, (b_hi or hi * 2) - (b_lo or lo / 2), left=b_lo or lo / 2, height=0.7,
+                    color="#cfe8cf", lw=0)
+            if r.before_ratio is not None:
+                ax.plot([r.before_ratio], [y], "o", mfc="white", mec="#555", ms=5)
+                ax.annotate("", (r.ratio, y), (r.before_ratio, y),
+                            arrowprops={"arrowstyle": "->", "color": "#888", "lw": 0.8})
+            colour = "#c0392b" if r.failing else "#1f5fa8"
+            ax.plot([min(max(r.ratio, lo), hi)], [y], "D" if r.failing else "o", color=colour,
+                    ms=5)
+            ax.text(hi, y, f" {r.value:.3g} / {r.ref:.3g} {r.unit}", va="center", fontsize=7,
+                    color=colour)
+        ax.axvline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1,
+                             1.25, 1.5, 2, 5, 10, 20, 50, 100) if lo <= t <= hi
+                 and (hi / lo < 3 or t not in (0.95, 1.05))]  # legible on a wide axis
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=7)
+        ax.set_yticks(range(len(chunk)), [r.label for r in chunk], fontsize=7)
+        ax.set_ylim(len(chunk) - 0.5, -0.5)
+        ax.set_xlabel("figure / reference (log scale; green: the reference band; red: "
+                      "failing; hollow -> filled: base -> target)", fontsize=8)
+        ax.grid(True, axis="x", alpha=0.3)
+        fig.tight_layout()
+        name = f"ratios-{n}.png"
+        fig.savefig(outdir / name, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        out.append({"png": name, "title": f"ratio to reference ({n + 1}/{len(chunks)})"})
+    if len(chunks) > max_images:
+        out[-1]["left_out"] = sum(len(c) for c in chunks[max_images:])
+    return out
+
+
+def per_node(rows: Sequence[RatioRow]) -> list[dict]:
+    """Per node named in a figure (a link's or a node's figure, e.g. `node03->node01`,
+    `node_node03_gbps`, a sweep's `node03_send`): how many such figures, how many failing,
+    and the worst ratio (the lowest for rates, the highest for times; by distance from 1)."""
+    names = sorted({n for r in rows for n in _nodes_of(r)})
+    out = []
+    for node in names:
+        mine = [r for r in rows if _names(r.pvar, node)]
+        if not mine:
+            continue
+        worst = max(mine, key=lambda r: abs(math.log(r.ratio)) if r.ratio > 0 else math.inf)
+        out.append({"node": node, "figures": len(mine),
+                    "failing": sum(r.failing for r in mine), "worst": worst})
+    return out
+
+
+def _nodes_of(r: RatioRow) -> list[str]:
+    try:
+        import hostlist
+
+        return list(hostlist.expand_hostlist(r.nodes)) if r.nodes else []
+    except Exception:  # noqa: BLE001 - a node list we cannot expand: its parts
+        return r.nodes.split(",") if r.nodes else []
+
+
+def _names(pvar: str, node: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![0-9])", pvar) is not None

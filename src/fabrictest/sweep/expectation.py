@@ -1,0 +1,130 @@
+"""The expected per-pair rate from a calibrated reference, and the sides that fall below it.
+
+The sweep's own verdict is relative: each node-direction against the cluster's level (the
+median of the runs), which finds one bad node among good ones but calls a uniform drop of
+every link `suspects: none`. With `--expect-from reference/SYSTEM.yaml` the sweep also holds
+every side's figure, and the cluster level, against the reference of one tx/rx stream between
+two nodes (`TxRxTest`, scenario `paired`, the sweep's method, host buffers: `stream_gbps`) and
+its lower bound: a side below `reference x (1 + lower)` is a suspect `below reference`, and
+the verdict says when the whole cluster is below.
+
+The reference must have been measured with the sweep's message size, blocks and control
+messages (its `measured_with`), otherwise it is refused: a rate at another size is no
+expectation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import references as refs
+from .runs import OK, RunTable
+
+TEST_CLASS = "TxRxTest"
+FIGURE = "stream_gbps"
+#: the sweep's txrx options that must equal what the reference was measured with
+SHAPING = ("msg_size", "num_blks", "num_cmsgs")
+
+
+class ExpectationError(ValueError):
+    """One line: why the reference cannot give the sweep its expected rate."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    value: float  # a healthy run's figure
+    lower: float  # fraction below which a figure fails (negative)
+    unit: str
+    source: str  # where it came from, for the verdict
+
+    @property
+    def floor(self) -> float:
+        return self.value * (1.0 + self.lower)
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"floor": self.floor}
+
+
+def from_reference(path: str | Path, system: str | None, method: str,
+                   shaping: dict[str, int]) -> Expectation:
+    """The expected stream rate for `method` on `system` (default: the file's stem)."""
+    path = Path(path)
+    try:
+        ref_file = refs.load(path, require_provenance=False, system=system)
+    except refs.ReferenceError as err:
+        raise ExpectationError(str(err)) from None
+    system = system or path.stem
+    where = f"{path}: {TEST_CLASS} paired {method} host {FIGURE} on {system}"
+    if TEST_CLASS not in ref_file.classes:
+        raise ExpectationError(f"{path}: no {TEST_CLASS} references (the expected pair rate)")
+    params = {"scenario": "paired", "method": method, "buffer": "host", "span": "one"}
+    try:
+        keys, figures = refs.resolve(ref_file, TEST_CLASS, system, params)
+    except KeyError:
+        raise ExpectationError(f"{where}: no such reference") from None
+    ref = figures.get(FIGURE)
+    if ref is None:
+        raise ExpectationError(f"{where}: no such reference")
+    if ref.lower is None or not -1.0 < ref.lower < 0.0:
+        raise ExpectationError(f"{where}: lower bound {ref.lower} cannot fail a slow pair")
+    if ref.unit and ref.unit != "Gbps":
+        raise ExpectationError(f"{where}: unit {ref.unit}, the sweep measures Gbps")
+    measured = ref_file.classes[TEST_CLASS].measured_with(keys, FIGURE)
+    for name in SHAPING:
+        if name in measured and measured[name] is not None and measured[name] != shaping[name]:
+            raise ExpectationError(
+                f"{where}: measured with {name}={measured[name]}, the sweep uses "
+                f"{shaping[name]} (give --{name.replace('_', '-')} {measured[name]})")
+    return Expectation(value=ref.value, lower=ref.lower, unit=ref.unit or "Gbps",
+                       source=f"{path.name} {TEST_CLASS} paired {method} {FIGURE}")
+
+
+def below_text(figure: float, exp: Expectation) -> str:
+    return (f"{100 * (1 - figure / exp.value):.0f}% below the expected {exp.value:g} "
+            f"{exp.unit} ({exp.source}, lower bound {100 * exp.lower:+.1f}%)")
+
+
+def cluster_line(center: float | None, exp: Expectation) -> str | None:
+    """The verdict's line when the cluster level itself is below the reference band."""
+    if center is None or center >= exp.floor:
+        return None
+    return f"below reference: cluster level {center:.3g} {exp.unit} is {below_text(center, exp)}"
+
+
+def sides_below(table: RunTable, floor: float, cluster_wide: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per side (2 * node + direction): its figure against the reference (geometric mean of
+    its runs) and whether it is below `floor`.
+
+    When the cluster as a whole is at its reference, a run is left out of a side's figure
+    when the partner's other runs are below the floor (the partner explains it: a slow
+    node's partners are not named with it). When the whole cluster is below (`cluster_wide`),
+    every run counts: every side is measured against the reference, not against partners."""
+    n2 = 2 * len(table.nodes)
+    ok = (table.status == OK) & (table.value > 0)
+    src, dst = 2 * table.src[ok], 2 * table.dst[ok] + 1
+    logv = np.log(table.value[ok])
+    cut = math.log(floor)
+
+    def bc(idx, w):
+        return np.bincount(idx, weights=w, minlength=n2)
+
+    total, count = bc(src, logv) + bc(dst, logv), bc(src, np.ones_like(logv)) + bc(
+        dst, np.ones_like(logv))
+    keep_s = np.ones(logv.size, dtype=bool)
+    keep_r = np.ones(logv.size, dtype=bool)
+    if not cluster_wide:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loo_r = (total[dst] - logv) / (count[dst] - 1)  # the receiver's other runs
+            loo_s = (total[src] - logv) / (count[src] - 1)
+        keep_s = ~(loo_r < cut)  # NaN (no other run): the partner cannot explain it
+        keep_r = ~(loo_s < cut)
+    s = bc(src, logv * keep_s) + bc(dst, logv * keep_r)
+    k = bc(src, keep_s.astype(float)) + bc(dst, keep_r.astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fig = np.where(k > 0, np.exp(s / np.maximum(k, 1)), np.nan)
+    return fig, (k > 0) & (fig < floor)
