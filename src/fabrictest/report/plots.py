@@ -20,8 +20,14 @@ from .results import PerfRecord  # noqa: E402
 
 SIZE_PARAMS = ("msg_size", "message_size", "size", "msgsize")
 _SIZE_IN_NAME = re.compile(r"^(?P<metric>.*?)[_-](?P<size>\d+)(?P<suffix>[kKmM]?)[bB]?$")
-_STREAM = re.compile(r"^rx(?P<rx>\d+)_tx(?P<tx>\d+)_gbps$")
-_NODE = re.compile(r"^node(?P<n>\d+)_gbps$")
+# per-stream figures: by link (`stream_node03_to_node01_gbps`, `_tx1` where ranks share a
+# host, `sim_` over the simulated verbs provider); perflogs before that numbered a
+# receiver's streams (`rx0_tx1_gbps`)
+_STREAM = re.compile(
+    r"^(?:sim_)?(?:stream_(?P<tx>\w+?)_to_(?P<rx>\w+?)(?:_tx(?P<t>\d+))?"
+    r"|rx(?P<rxn>\d+)_tx(?P<txn>\d+))_gbps$"
+)
+_NODE = re.compile(r"^(?:sim_)?node(?:_(?P<host>\w+)_rx|(?P<n>\d+))_gbps$")
 _PARAM_RE = re.compile(r"%(\w+=\S+)")
 _SCALE = {"": 1, "k": 1024, "m": 1024 * 1024}
 DPI = 110
@@ -104,14 +110,20 @@ def size_curves(records: Sequence[PerfRecord], outdir: Path) -> list[dict]:
     return out
 
 
+def _stream_label(m: re.Match[str]) -> str:
+    if m["tx"] is not None:
+        return f"{m['tx']}->{m['rx']}" + (f" (tx{m['t']})" if m["t"] else "")
+    return f"rx{m['rxn']}<-tx{m['txn']}"
+
+
 def stream_rates(records: Sequence[PerfRecord], outdir: Path, max_cases: int = 16) -> list[dict]:
-    """Per-stream receive rates of the tx/rx scenarios (rxR_txT_gbps), one bar per stream,
+    """Per-stream receive rates of the tx/rx scenarios (per link), one bar per stream,
     grouped by test case, with each case's reference band for a stream if it has one."""
     cases: dict[tuple, list[tuple[str, PerfRecord]]] = defaultdict(list)
     for r in records:
         m = _STREAM.match(r.pvar)
         if m and r.value is not None:
-            cases[(r.test, r.sysenv, r.nodes_expr)].append((f"rx{m['rx']}<-tx{m['tx']}", r))
+            cases[(r.test, r.sysenv, r.nodes_expr)].append((_stream_label(m), r))
     if not cases:
         return []
     items = sorted(cases.items())[:max_cases]

@@ -157,7 +157,7 @@ def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
 
 def per_node(rows: Sequence[RatioRow]) -> list[dict]:
     """Per node named in a figure (a link's or a node's figure, e.g. `node03->node01`,
-    `node_node03_gbps`, a sweep's `node03_send`): how many such figures, how many failing,
+    `node_node03_rx_gbps`, a sweep's `node03_send`): how many such figures, how many failing,
     and the worst ratio (the lowest for rates, the highest for times; by distance from 1)."""
     names = sorted({n for r in rows for n in _nodes_of(r)})
     out = []
