@@ -126,8 +126,11 @@ def standin_run(tmp_path_factory):
         'case " $* " in\n'
         '  *" --nlink 1 "*) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] &&\n'
         '     { echo "ERROR:__main__:receiver 0: transmitter 0 stopped" >&2; kill -SEGV $$; } ;;\n'
-        '  *) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && cat "' + str(bins) + '/txrx-m2o.out";\n'
-        "     exit 3 ;;  # txrx's 'completed with missed messages'\n"
+        # rank 0 reports and exits 3 (txrx's 'completed with missed messages'); the other
+        # ranks end after it, as txrx's do: had one exited 3 first, mpirun would kill rank 0
+        # before it printed (this race once made the reason only 'exited with status 3')
+        '  *) [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] &&\n'
+        '     { cat "' + str(bins) + '/txrx-m2o.out"; exit 3; } ;;\n'
         "esac\n"
         "sleep 1\n"
         "exit 0\n"
