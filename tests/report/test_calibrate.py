@@ -257,6 +257,23 @@ def test_a_spread_too_wide_for_a_bound_that_can_fail_is_refused(sessions, tmp_pa
     assert lines[0].startswith("fabric-report: refused: BisectionTest node_bw: spread too wide")
 
 
+def test_a_median_of_zero_is_refused_not_a_crash(sessions, tmp_path):
+    # all-to-many's posting time on local prints as 0.0 s in every session: a bound relative
+    # to 0 cannot fail (this was a ZeroDivisionError traceback)
+    tmp, env, _uuids = sessions
+
+    def zero(i, rep):
+        for tc in _cases(rep, "BisectionTest"):
+            tc["perfvalues"]["local:default:node_bw"][0] = 0.0
+
+    glob = _derived(tmp, tmp_path, zero)
+    target = tmp_path / "local.yaml"
+    shutil.copy(ROOT / "reference" / "local.yaml", target)
+    lines = _refused(["--report", glob], env, target)
+    assert lines[0] == ("fabric-report: refused: BisectionTest node_bw: median 0 MB/s: a "
+                        "relative bound around it cannot fail"), lines
+
+
 def test_sessions_measured_differently_are_refused(sessions, tmp_path):
     tmp, env, _uuids = sessions
 

@@ -189,11 +189,12 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
                            f"{stats.MIN_SESSIONS} needed")
             continue
         direction = better(fig.unit, fig.pvar)
-        ref, lower, upper, sp = bound_for(per_session, direction, factor, floor)
-        if ref <= 0:
-            refused.append(f"{fig.name}: median {sp.median:g} {fig.unit}: a relative bound "
+        median = stats.spread(per_session).median
+        if _round_sig(median) <= 0:  # checked first: the bounds are fractions of it
+            refused.append(f"{fig.name}: median {median:g} {fig.unit}: a relative bound "
                            "around it cannot fail")
             continue
+        ref, lower, upper, sp = bound_for(per_session, direction, factor, floor)
         bound = max(abs(lower or 0), abs(upper or 0))
         side, sign = {LOWER: ("upper", "+"), HIGHER: ("lower", "-"),
                       None: ("two-sided", "±")}[direction]
