@@ -81,7 +81,7 @@ def outcome(report: dict, node: str) -> dict:
     for run in report.get("runs") or []:
         for tc in run.get("testcases") or []:
             last[tc.get("display_name") or tc.get("name", "?")] = tc
-    failed, ran, crossing, reasons = set(), set(), set(), {}
+    failed, ran, crossing, reasons, broken = set(), set(), set(), {}, set()
     for name, tc in last.items():
         if tc.get("result") == "skip":
             continue
@@ -91,13 +91,23 @@ def outcome(report: dict, node: str) -> dict:
             crossing.add(name)
         if tc.get("result") != "pass":
             failed.add(name)
+            if tc.get("fail_phase") != "performance":
+                broken.add(name)  # a crash, hang or bad output: not a reference's verdict
             reasons[name] = " ".join((tc.get("fail_reason") or tc.get("fail_phase") or "")
                                      .split())
-    return {"failed": failed, "ran": ran, "crossing": crossing, "reasons": reasons}
+    return {"failed": failed - broken, "ran": ran, "crossing": crossing, "reasons": reasons,
+            "broken": broken}
 
 
 def smallest_detected(healthy: list[dict], steps: list[tuple[float, dict]]) -> str:
     """The verdict line: smallest drop caught exactly, given no false alarm when healthy."""
+    broken = sum(len(r.get("broken", ())) for r in [*healthy, *(s for _d, s in steps)])
+    note = (f" ({broken} run(s) failed for another reason than a reference: crash, hang or "
+            "bad output; not counted)" if broken else "")
+    return _verdict(healthy, steps) + note
+
+
+def _verdict(healthy: list[dict], steps: list[tuple[float, dict]]) -> str:
     alarms = sum(len(h["failed"]) for h in healthy)
     if alarms:
         return (f"false alarms: {alarms} failure(s) in {len(healthy)} healthy runs: no drop "
@@ -133,6 +143,9 @@ def step_line(label: str, res: dict, degraded: bool = True) -> str:
         if expected - failed:
             parts.append("missed: " + ",".join(sorted(map(short, expected - failed))))
         verdict = "; ".join(parts)
+    if res.get("broken"):
+        verdict += "; run failed (not a reference): " + ",".join(sorted(map(short,
+                                                                             res["broken"])))
     names = ",".join(sorted(map(short, failed))) or "-"
     return f"{label:14} {len(failed)}/{len(res['ran'])} failed  {names:70}  {verdict}"
 
@@ -174,6 +187,27 @@ def reframe_once(env: dict, tag: str, workdir: Path, node: str, timeout: float) 
     if not res["ran"]:
         raise BenchError(f"{tag}: no test ran (all skipped?); see {workdir / (tag + '.log')}")
     return res
+
+
+def replay(args) -> int:
+    """The table again from a --log-dir's run reports (no cluster needed)."""
+    d = Path(args.replay)
+    healthy, steps = [], []
+    print(f"{'step':14} {'failed tests':82}  verdict")
+    for i in range(1, args.healthy + 1):
+        if (d / f"healthy{i}.json").is_file():
+            healthy.append(outcome(json.loads((d / f"healthy{i}.json").read_text()), args.node))
+            print(step_line(f"healthy {i}", healthy[-1], degraded=False))
+    for drop in args.drops:
+        path = d / f"drop{drop:g}.json"
+        if path.is_file():
+            steps.append((drop, outcome(json.loads(path.read_text()), args.node)))
+            print(step_line(f"-{drop:g}%", steps[-1][1]))
+    if not healthy:
+        print(f"bench_sensitivity: --replay {d}: no healthy1.json", file=sys.stderr)
+        return 1
+    print(smallest_detected(healthy, steps))
+    return 0
 
 
 def loadavg() -> str:
@@ -221,6 +255,8 @@ def parse_args(argv):
                          "else reference/)")
     ap.add_argument("--log-dir", help="keep the run reports and logs here (default: a "
                     "temporary directory, removed)")
+    ap.add_argument("--replay", metavar="DIR", help="print the table from a --log-dir's "
+                    "reports (nothing is run)")
     ap.add_argument("--lock", default=LOCK, help=f"the vcluster lock (default {LOCK})")
     ap.add_argument("--lock-wait", type=float, default=5400, help="seconds (default 5400)")
     ap.add_argument("--run-timeout", type=float, default=1200,
@@ -266,6 +302,8 @@ def take_lock(path: str, wait: float):
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.replay:
+        return replay(args)
     os.environ["RFM_REFERENCE_PREFIX"] = str(args.reference_dir)
     try:
         lock = take_lock(args.lock, args.lock_wait)
