@@ -529,7 +529,7 @@ class FabricTest(rfm.RunOnlyRegressionTest, special=True):
         if set(shaping) != set(self.shaped_by):
             raise PerformanceError(f"{type(self).__name__}.shaping() gives {sorted(shaping)}, "
                                    f"shaped_by lists {sorted(self.shaped_by)}")
-        self.measured_with = {k: v for k, v in shaping.items() if v is not None}
+        self.measured_with = dict(shaping)  # None: does not apply to this run (still listed)
         name, system = type(self).__name__, self.current_system.name
         units = {v: getattr(f, "unit", None) for v, f in self.perf_variables.items()}
         self._unit_errors, self._refused = [], {}
