@@ -10,18 +10,12 @@ compares the four runs: the time per iteration must not grow by more than ``max_
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest, iteration_growth
-from reframe.core.builtins import (
-    parameter,
-    performance_function,
-    run_after,
-    sanity_function,
-    variable,
-)
+from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.alltomany import parse_alltomany
+from fabrictest.parsers import ParseError
+from fabrictest.parsers.alltomany import missing, parse_alltomany_all
 
 ITERATIONS = [2, 8, 16, 32]
 
@@ -36,6 +30,7 @@ class AllToManyTest(FabricTest):
     ppn = variable(int, value=0)
 
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
+    shaped_by = ("unit_size", "ppn", "num_nodes")
 
     @run_after("setup")
     def configure(self):
@@ -66,22 +61,26 @@ class AllToManyTest(FabricTest):
             f"-b {self.unit_size} -n {self.iterations}"
         )
 
+    def shaping(self):
+        return {"unit_size": self.unit_size, "ppn": self.ppn_used, "num_nodes": self.nodes_used}
+
     def summary(self):
         if not hasattr(self, "_summary"):
-            self._summary = parse_alltomany(self.stdout_text())
+            blocks = parse_alltomany_all(self.stdout_text())
+            if len(blocks) != 1:
+                raise ParseError(f"all-to-many: {len(blocks)} summary blocks, expected 1")
+            self._summary = blocks[0]
         return self._summary
 
-    @sanity_function
-    def validate(self):
+    def result_problems(self):
         s = self.summary()
-        sn.assert_eq(
-            s.nprocs, self.num_tasks, msg="{0} processes reported, expected {1}"
-        ).evaluate()
-        sn.assert_eq(s.iterations, self.iterations, msg="{0} iterations, expected {1}").evaluate()
-        for name in ("t_irecv", "t_isend", "t_waitall", "t_end_to_end"):
-            sn.assert_true(getattr(s, name) is not None, msg=f"no {name} line").evaluate()
-        check = s.extra.get("Payload check", "passed")
-        return sn.assert_true(check.startswith("passed"), msg=f"payload check: {check}")
+        problems = missing(s, iterations=self.iterations, nprocs=self.num_tasks)
+        check = s.extra.get("Payload check")
+        if check is None:
+            problems.append("all-to-many: no 'Payload check' line")
+        elif not check.startswith("passed"):
+            problems.append(f"all-to-many: payload check {check}")
+        return problems
 
     @performance_function("s")
     def t_irecv(self):
@@ -105,21 +104,20 @@ class AllToManyTest(FabricTest):
 
 
 @rfm.simple_test
-class AllToManyScalingTest(rfm.RunOnlyRegressionTest):
-    """Seed 004's degradation check over the AllToManyTest runs of this partition."""
+class AllToManyScalingTest(FabricTest):
+    """Seed 004's degradation check over the AllToManyTest runs of this partition (no job of
+    its own: a local `true`), judged against its references like every FabricTest."""
 
     scenario = variable(str, value="all-to-many")
     #: largest accepted growth of the time per iteration from 2 to 32 iterations
     max_growth = variable(float, value=4.0)
-    #: per-iteration noise floor (s); 0: the partition's alltomany_noise_floor_s (or 0)
+    #: per-iteration noise floor (s); -1: the partition's alltomany_noise_floor_s (or 0)
     noise_floor_s = variable(float, value=-1.0)
 
-    valid_systems = ["*"]
-    valid_prog_environs = ["+mpi"]
     local = True
     executable = "true"
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
-    maintainers = ["fabrictest"]
+    shaped_by = ("noise_floor_s",)
 
     @run_after("init")
     def add_deps(self):
@@ -140,20 +138,20 @@ class AllToManyScalingTest(rfm.RunOnlyRegressionTest):
             out[dep.iterations] = getattr(dep.summary(), field)
         return out
 
-    @sanity_function
-    def validate(self):
+    def shaping(self):
+        return {"noise_floor_s": self.noise_floor_s}
+
+    def result_problems(self):
         g_e2e = iteration_growth(self.timings("t_end_to_end"), self.noise_floor_s)
         g_irecv = iteration_growth(self.timings("t_irecv"), self.noise_floor_s)
         worst = max(g_e2e, g_irecv)
-        return sn.assert_le(
-            worst,
-            self.max_growth,
-            msg=(
-                f"time per iteration grows {worst:.2f}x from {min(ITERATIONS)} to "
-                f"{max(ITERATIONS)} iterations (end-to-end {g_e2e:.2f}x, posting irecv "
-                f"{g_irecv:.2f}x), more than {self.max_growth}x"
-            ),
-        )
+        if worst <= self.max_growth:
+            return []
+        return [
+            f"time per iteration grows {worst:.2f}x from {min(ITERATIONS)} to "
+            f"{max(ITERATIONS)} iterations (end-to-end {g_e2e:.2f}x, posting irecv "
+            f"{g_irecv:.2f}x), more than {self.max_growth}x"
+        ]
 
     @performance_function("x")
     def end_to_end_growth(self):

@@ -12,10 +12,16 @@ What every test gets from :class:`FabricTest`:
 * placement helpers for the three ways our systems launch (a hostfile with ``slots=`` and
   ``-map-by ppr:K:node --rank-by node`` as on seren; Slurm ``--nodes``/``--ntasks-per-node``;
   one host with ``--oversubscribe``);
+* sanity that fails closed: launcher and MPI failure lines (a rank's signal, rank and node;
+  MPI_Abort; MPI_ERR_*), the launch's exit status (printed by the job script) and then the
+  family's :meth:`FabricTest.result_problems` (its output whole: every size, stream, timing
+  and closing line), as one deferred ``sn.all``; no core files left in the stage directory;
 * references from ``reference/<system>.yaml`` (``$ref``, resolved after setup so that
-  ``$system`` is known) and a check that every reported performance variable has one: a test
-  without a reference for the running system fails with "no reference ..." (or, with
-  ``-S missing_reference=warn``, warns) instead of passing on any value.
+  ``$system`` is known), validated by ``fabrictest.references`` (a bound that can never fail
+  fails the test), and a check that every reported performance variable has one whose unit is
+  its own and that was measured with this run's shaping variables (``shaped_by``): otherwise
+  the test fails with "no reference ..." (or, with ``-S missing_reference=warn``, warns)
+  instead of passing on any value.
 
 The module-level functions are pure (no ReFrame state) and unit-tested in tests/reframe/.
 """
@@ -26,7 +32,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +40,14 @@ import reframe as rfm
 import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import fixture, run_after, run_before, variable
-from reframe.core.exceptions import PerformanceError
+from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import PerformanceError, ReferenceParseError, SanityError
 from reframe.core.logging import getlogger
+
+from fabrictest import references as refs
+from fabrictest.binaries import OSU_SUBDIRS, find_imb, find_osu, osu_candidates  # noqa: F401
+from fabrictest.parsers import ParseError
+from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DIR = REPO_ROOT / "reference"
@@ -147,62 +157,6 @@ def gpu_aware_ok(d2d: float, h2h: float, min_fraction: float) -> bool:
     return device_fraction(d2d, h2h) >= min_fraction
 
 
-OSU_SUBDIRS = {
-    "osu_latency": "pt2pt",
-    "osu_bw": "pt2pt",
-    "osu_bibw": "pt2pt",
-    "osu_mbw_mr": "pt2pt",
-    "osu_multi_lat": "pt2pt",
-    "osu_get_bw": "one-sided",
-    "osu_put_bw": "one-sided",
-    "osu_get_latency": "one-sided",
-    "osu_put_latency": "one-sided",
-}
-
-
-def osu_candidates(name: str, osu_home: str | os.PathLike) -> list[Path]:
-    """Where OSU binary ``name`` may be under ``OSU_HOME``: an install prefix (5.x and 7.x:
-    libexec/osu-micro-benchmarks/mpi/<kind>/), a 7.x build tree (c/mpi/<kind>/standard/ for
-    pt2pt, c/mpi/<kind>/ for one-sided) or a 5.x build tree (mpi/<kind>/)."""
-    kind = OSU_SUBDIRS.get(name, "pt2pt")
-    home = Path(osu_home)
-    return [
-        home / "libexec" / "osu-micro-benchmarks" / "mpi" / kind / name,
-        home / "c" / "mpi" / kind / "standard" / name,
-        home / "c" / "mpi" / kind / name,
-        home / "mpi" / kind / name,
-        home / kind / name,
-        home / "bin" / name,
-        home / name,
-    ]
-
-
-def _is_exe(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
-    """Path of OSU binary ``name`` from ``OSU_HOME`` or ``PATH``; None when absent."""
-    env = os.environ if env is None else env
-    home = env.get("OSU_HOME")
-    if home:
-        for cand in osu_candidates(name, home):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
-
-
-def find_imb(env: Mapping[str, str] | None = None, name: str = "IMB-MPI1") -> str | None:
-    """Path of IMB-MPI1 from ``IMB_HOME`` (the directory or its bin/) or ``PATH``."""
-    env = os.environ if env is None else env
-    home = env.get("IMB_HOME")
-    if home:
-        for cand in (Path(home) / name, Path(home) / "bin" / name):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
-
-
 def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
     """Seed 000's hostfile: ``seren-01 slots=2`` per node."""
     return [f"{node} slots={slots}" for node in nodes]
@@ -211,6 +165,19 @@ def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
 def perf_name(text: str) -> str:
     """A performance variable name from free text (node names, sizes)."""
     return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
+
+
+@sn.deferrable
+def assert_no_problems(source) -> bool:
+    """Deferred: call ``source()`` (a list of problems) at sanity time and fail with them, one
+    line; a ParseError (the text is not the tool's output) fails with its message."""
+    try:
+        problems = source()
+    except ParseError as err:
+        raise SanityError(str(err)) from None
+    if problems:
+        raise SanityError("; ".join(problems))
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +267,14 @@ class FabricTest(rfm.RunOnlyRegressionTest):
     informational_perf_vars = variable(typ.List[str], value=[])
     #: {regex: headline}: per-item variables checked against the headline's reference
     reference_aliases = variable(typ.Dict[str, str], value={})
+    #: set by the base before the performance stage: the effective values of the shaping
+    #: variables this run's figures were measured with (the run report carries it, and
+    #: `fabric-report calibrate` writes it as the reference's `measured_with`); not an input
+    measured_with = variable(dict, value={})
+
+    #: the variables that change what the figures measure (see fabrictest.references); each
+    #: family lists them and returns their effective values from :meth:`shaping`
+    shaped_by: tuple[str, ...] = ()
 
     valid_systems = ["*"]
     valid_prog_environs = ["+mpi"]
@@ -452,35 +427,43 @@ class FabricTest(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def _set_reference(self):
-        self._reference_problem = None
+        self._reference_problem, self._ref_file = None, None
         path = self.reference_path()
         if not os.path.isfile(path):
             self._reference_problem = f"no reference file {path}"
             return
+        try:  # the loader's checks: a bad file (a bound that can never fail...) fails the test
+            self._ref_file = refs.load(path, False, system=self.current_system.name)
+        except refs.ReferenceError as err:
+            raise ReferenceParseError(f"{err} ({path})") from None
         self.reference = {"$ref": path}
-        if not self.reference.index and not self.reference.data:
+        if type(self).__name__ not in self._ref_file.classes:
             self._reference_problem = f"{type(self).__name__} has no entry in {path}"
 
-    def _reference_leaf(self) -> dict:
+    def _reference_leaf(self) -> tuple[dict, tuple, dict]:
+        """ReFrame's (mutable) reference leaf for this test, its key path in the file and the
+        parsed references; empty when there is none."""
         if self._reference_problem or not self.reference.index:
-            return {}
+            return {}, (), {}
+        name = type(self).__name__
+        params = {k: getattr(self, k, "?") for k in self.reference.index if not k[0] == "$"}
         try:
             leaf = self.reference[self]
+            keys, parsed = refs.resolve(self._ref_file, name, self.current_system.name, params)
         except KeyError as err:
-            keys = []
-            for key in self.reference.index:
-                if key == "$system":
-                    keys.append(f"$system={self.current_system.name}")
-                elif key == "$partition":
-                    keys.append(f"$partition={self.current_partition.fullname}")
-                elif not key.startswith("$"):
-                    keys.append(f"{key}={getattr(self, key, '?')}")
+            where = [f"$system={self.current_system.name}"]
+            where += [f"{k}={v}" for k, v in params.items()]
             self._reference_problem = (
-                f"{type(self).__name__} has no reference for {', '.join(keys)} "
+                f"{name} has no reference for {', '.join(where)} "
                 f"in {self.reference_path()} (missing key {err})"
             )
-            return {}
-        return leaf if isinstance(leaf, dict) else {}
+            return {}, (), {}
+        return (leaf if isinstance(leaf, dict) else {}), keys, parsed
+
+    def shaping(self) -> dict:
+        """The effective value of each ``shaped_by`` variable in this run (None: does not apply
+        to it), e.g. ``{'msg_size': 65536, 'nmsg': 20000}``."""
+        return {}
 
     def _informational(self, var: str) -> bool:
         return any(re.fullmatch(p, var) for p in self.informational_perf_vars)
@@ -499,7 +482,21 @@ class FabricTest(rfm.RunOnlyRegressionTest):
             extra = {}
         for name, (value, unit) in extra.items():
             self.perf_variables[name] = sn.make_performance_function(sn.defer(value), unit)
-        leaf = self._reference_leaf()
+        leaf, keys, parsed = self._reference_leaf()
+        shaping = self.shaping()
+        if set(shaping) != set(self.shaped_by):
+            raise PerformanceError(f"{type(self).__name__}.shaping() gives {sorted(shaping)}, "
+                                   f"shaped_by lists {sorted(self.shaped_by)}")
+        self.measured_with = {k: v for k, v in shaping.items() if v is not None}
+        name, system = type(self).__name__, self.current_system.name
+        units = {v: getattr(f, "unit", None) for v, f in self.perf_variables.items()}
+        self._unit_errors, self._refused = [], {}
+        if leaf:
+            self._unit_errors = refs.unit_mismatches(self._ref_file, name, keys, parsed, units)
+            # a figure measured with other shaping values is not judged against them
+            self._refused = refs.refusals(self._ref_file, name, system, keys, leaf, shaping)
+        for var in self._refused:
+            del leaf[var]
         for var in list(self.perf_variables):
             if var in leaf:
                 continue
@@ -507,29 +504,88 @@ class FabricTest(rfm.RunOnlyRegressionTest):
                 if re.fullmatch(pattern, var) and headline in leaf:
                     leaf[var] = leaf[headline]
                     break
+                if re.fullmatch(pattern, var) and headline in self._refused:
+                    self._refused[var] = self._refused[headline]
+                    break
         self._unreferenced = [
             v for v in self.perf_variables if v not in leaf and not self._informational(v)
         ]
 
     @run_after("performance")
     def _report_missing_reference(self):
-        if not self._unreferenced or self.is_dry_run():
+        if self.is_dry_run():
+            return
+        if self._unit_errors:  # a wrong file, not a missing figure: never only a warning
+            raise PerformanceError("; ".join(self._unit_errors))
+        if not self._unreferenced:
             return
         reason = self._reference_problem or (
             f"{type(self).__name__} on {self.current_system.name} lacks "
             f"{', '.join(self._unreferenced)} in {self.reference_path()}"
         )
-        msg = f"no reference for {', '.join(self._unreferenced)}: {reason}"
+        plain = [v for v in self._unreferenced if v not in self._refused]
+        parts = [f"no reference for {', '.join(plain)}: {reason}"] if plain else []
+        for why in dict.fromkeys(self._refused[v] for v in self._unreferenced if v in self._refused):
+            figures = [v for v in self._unreferenced if self._refused.get(v) == why]
+            parts.append(f"{why} (figures {', '.join(figures)})")
+        msg = "; ".join(parts)
         if self.missing_reference == "warn":
             getlogger().warning(f"{self.display_name}: {msg}")
         else:
             raise PerformanceError(msg + " (use -S missing_reference=warn to only warn)")
 
+    # -- sanity: fail closed ---------------------------------------------------------------
+    @run_before("run")
+    def _job_epilogue(self):
+        """No core files in the stage directory (a crash is reported from its lines), and the
+        launch's exit status printed for :meth:`launch_problems` (ReFrame's `squeue` scheduler
+        knows no exit code, and a postrun command would hide the launch's)."""
+        status = EXIT_STATUS_LINE.format(what="the launch", status="$?")
+        self.prerun_cmds = ["ulimit -c 0", *self.prerun_cmds]
+        self.postrun_cmds = [f'echo "{status}" >&2', "rm -f core core.[0-9]*", *self.postrun_cmds]
+
+    @sanity_function
+    def assert_whole(self):
+        """Launch failures first (a crash is reported as a crash), then the family's result."""
+        return sn.all([assert_no_problems(self.launch_problems),
+                       assert_no_problems(self.result_problems)])
+
+    def launch_problems(self) -> list[str]:
+        """The job crashed, aborted or exited non-zero: its failure lines (signal, rank, node),
+        else its exit status; empty when the launch ended cleanly."""
+        out, err = self.output_text(self.stdout), self.output_text(self.stderr)
+        failures = launch_failures(out + "\n" + err)
+        if failures:
+            problems = [f"job failed: {describe(failures)}"]
+            if all(f.kind == "exit" for f in failures):  # a tool's verdict: say its reason too
+                try:
+                    problems += self.result_problems()
+                except ParseError:
+                    pass
+            return problems
+        statuses = exit_statuses(err)
+        if "the launch" not in statuses:
+            return ["the job did not finish: no exit status line (killed? time limit?)"]
+        if self.job.exitcode not in (None, 0):
+            return [f"job script exited with status {self.job.exitcode}"]
+        return []
+
+    def result_problems(self) -> list[str]:
+        """What keeps the family's output from being whole and sane (missing sizes, streams,
+        lines, failed checks); empty when it is. Called at sanity time."""
+        return []
+
     # -- output ---------------------------------------------------------------------------
+    def output_text(self, name) -> str:
+        path = os.path.join(self.stagedir, str(sn.evaluate(name)))
+        try:
+            with open(path, errors="replace") as fp:
+                return fp.read()
+        except FileNotFoundError:
+            return ""
+
     def stdout_text(self) -> str:
-        path = os.path.join(self.stagedir, str(self.stdout.evaluate()))
-        with open(path, errors="replace") as fp:
-            return fp.read()
+        return self.output_text(self.stdout)
 
     @staticmethod
     def quote(args) -> str:

@@ -11,11 +11,10 @@ the failure message names node, port and check. No performance variables.
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from fabric_base import FabricTest
-from reframe.core.builtins import run_after, sanity_function, variable
+from reframe.core.builtins import run_after, variable
 
-from fabrictest.parsers.health import parse_health
+from fabrictest.parsers.health import missing, parse_health
 
 
 @rfm.simple_test
@@ -46,15 +45,13 @@ class NicHealthTest(FabricTest):
         self.executable_opts = opts
         self.place(self.nodes_checked, 1, round_robin=True)
 
-    @sanity_function
-    def validate(self):
+    def result_problems(self):
         rep = parse_health(self.stdout_text())
-        no_dev = [f"{node}: {why}" for node, why in rep.no_device.items()]
-        sn.assert_false(no_dev, msg=f"no RDMA device on {no_dev}").evaluate()
-        nodes = rep.nodes()
-        sn.assert_eq(
-            len(nodes), self.nodes_checked, msg="{0} nodes reported, expected {1}"
-        ).evaluate()
+        problems = [f"no RDMA device on {node}: {why}" for node, why in rep.no_device.items()]
+        problems += missing(rep, self.nodes_checked)
         failed = [f"{r.node} {r.device}/{r.port} {r.check}: {r.detail}" for r in rep.failures()]
-        sn.assert_false(failed, msg=f"failed checks: {failed}").evaluate()
-        return sn.assert_eq(rep.failed or 0, 0, msg="summaries count {0} failed checks")
+        if failed:
+            problems.append(f"failed checks: {failed}")
+        elif rep.failed:
+            problems.append(f"summaries count {rep.failed} failed checks")
+        return problems

@@ -12,17 +12,10 @@ partitions, else ``IMB_HOME`` or PATH.
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from fabric_base import FabricTest, find_imb
-from reframe.core.builtins import (
-    parameter,
-    performance_function,
-    run_after,
-    sanity_function,
-    variable,
-)
+from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.imb import parse_imb
+from fabrictest.parsers.imb import missing, parse_imb
 
 
 @rfm.simple_test
@@ -36,6 +29,7 @@ class ImbTest(FabricTest):
     max_repetitions = variable(int, value=0)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
+    shaped_by = ("msglog", "max_repetitions")
 
     @run_after("setup")
     def configure(self):
@@ -51,21 +45,25 @@ class ImbTest(FabricTest):
         msglog = self.msglog or (16 if self.size_profile == "quick" else full)
         self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
         reps = self.max_repetitions or int(self.extra("imb_iter", 0))
+        self.sizes_used = (msglog, reps)
         if reps:
             self.executable_opts += ["-iter", str(reps)]
         self.place(nodes, 2 // nodes, round_robin=True)
         self.export_to_ranks(dict(transports[self.transport]))
+
+    def shaping(self):
+        return {"msglog": self.sizes_used[0], "max_repetitions": self.sizes_used[1]}
 
     def result(self):
         if not hasattr(self, "_result"):
             self._result = parse_imb(self.stdout_text()).benchmark(self.benchmark)
         return self._result
 
-    @sanity_function
-    def validate(self):
-        res = self.result()
-        sn.assert_true(res.rows, msg="no result rows").evaluate()
-        return sn.assert_eq(res.nprocs, 2, msg="{0} processes, expected {1}")
+    def result_problems(self):
+        problems = missing(parse_imb(self.stdout_text()), self.benchmark, 1 << self.sizes_used[0])
+        if not problems and self.result().nprocs != 2:
+            problems.append(f"{self.benchmark}: {self.result().nprocs} processes, expected 2")
+        return problems
 
     @performance_function("us")
     def latency(self):

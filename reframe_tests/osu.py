@@ -14,19 +14,14 @@ Binaries: ``+spack`` or ``+osu`` partitions provide them on PATH; elsewhere ``OS
 
 from __future__ import annotations
 
-import reframe as rfm
-import reframe.utility.sanity as sn
-from fabric_base import FabricTest, device_fraction, find_osu
-from reframe.core.builtins import (
-    parameter,
-    performance_function,
-    run_after,
-    run_before,
-    sanity_function,
-    variable,
-)
+import os
 
-from fabrictest.parsers.osu import parse_osu
+import reframe as rfm
+from fabric_base import FabricTest, device_fraction, find_osu
+from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
+
+from fabrictest.parsers.launch import EXIT_STATUS_LINE
+from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu
 
 
 class OsuBase(FabricTest):
@@ -36,9 +31,14 @@ class OsuBase(FabricTest):
     osu_iterations = variable(int, value=0)
 
     tags = {"fabric", "osu", "acceptance", "regression"}
+    shaped_by = ("max_size", "osu_iterations")
 
     def osu_binary(self, name: str) -> str:
         return self.benchmark_binary(name, "osu", lambda: find_osu(name))
+
+    def top_size(self) -> int:
+        """The largest size requested (-m 1:TOP), else OSU's default (4 MiB)."""
+        return self.max_size or (65536 if self.size_profile == "quick" else DEFAULT_MAX_SIZE)
 
     def size_opts(self) -> list[str]:
         opts = []
@@ -49,16 +49,27 @@ class OsuBase(FabricTest):
             opts += ["-i", str(self.osu_iterations)]
         return opts
 
+    def shaping(self):
+        return {"max_size": self.top_size(), "osu_iterations": self.osu_iterations}
+
     def result(self):
         if not hasattr(self, "_result"):
             self._result = parse_osu(self.stdout_text())
         return self._result
 
-    @sanity_function
-    def validate(self):
-        res = self.result()
-        sn.assert_true(res.rows, msg="no result rows").evaluate()
-        return sn.assert_true(res.validated is not False, msg="--validation reported a failure")
+    def run_problems(self, res, name: str) -> list[str]:
+        """One OSU run whole (every size up to the requested maximum) and validated."""
+        min_size = 1 if (self.max_size or self.size_profile == "quick") else None
+        problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name)
+        if res.validated is False:
+            problems.append(f"{name}: --validation reported a failure")
+        return problems
+
+    def result_problems(self):
+        return self.run_problems(self.result(), self.executable_name())
+
+    def executable_name(self) -> str:
+        return os.path.basename(str(self.executable))
 
 
 @rfm.simple_test
@@ -95,6 +106,7 @@ class OsuPt2PtTest(OsuBase):
 
 @rfm.simple_test
 class OsuMbwMrTest(OsuBase):
+    shaped_by = ("max_size", "osu_iterations", "mbw_nodes")
     scenario = variable(str, value="paired")
     scope = parameter(["switch", "group", "global"])
     ranks_per_node = parameter([1, 8, 20])
@@ -136,13 +148,15 @@ class OsuMbwMrTest(OsuBase):
         # block placement: the first half of the ranks (nodes) pairs with the second half
         self.place(nodes, self.ranks_per_node, round_robin=False)
 
-    @sanity_function
-    def validate(self):
+    def shaping(self):
+        return {**super().shaping(), "mbw_nodes": self.node_pairs * 2}
+
+    def result_problems(self):
         res = self.result()
-        sn.assert_true(res.rows, msg="no result rows").evaluate()
-        if res.pairs is not None:
-            sn.assert_eq(res.pairs, self.num_tasks // 2, msg="{0} pairs, expected {1}").evaluate()
-        return sn.assert_true(res.validated is not False, msg="--validation reported a failure")
+        problems = self.run_problems(res, "osu_mbw_mr")
+        if res.pairs is not None and res.pairs != self.num_tasks // 2:
+            problems.append(f"osu_mbw_mr: {res.pairs} pairs, expected {self.num_tasks // 2}")
+        return problems
 
     @performance_function("MB/s")
     def peak_bw(self):
@@ -188,29 +202,28 @@ class OsuGpuAwareTest(OsuBase):
         for mode in self.modes[:-1]:
             out = f"osu_{mode.replace(' ', '')}.out"
             cmd = [launch, self.osu_exe, *self.size_opts(), "-d", self.accel, mode, ">", out]
-            self.prerun_cmds.append(" ".join(cmd))
+            status = EXIT_STATUS_LINE.format(what=f"the {mode} run", status="$?")
+            self.prerun_cmds.append(" ".join(cmd) + f'; echo "{status}" >&2')
 
     def mode_result(self, mode: str):
         if mode == self.modes[-1]:
             return self.result()
-        import os
+        return parse_osu(self.output_text(f"osu_{mode.replace(' ', '')}.out"))
 
-        with open(os.path.join(self.stagedir, f"osu_{mode.replace(' ', '')}.out")) as fp:
-            return parse_osu(fp.read())
-
-    @sanity_function
-    def validate(self):
+    def result_problems(self):
+        name = os.path.basename(self.osu_exe)
+        problems = []
         for mode in self.modes:
-            sn.assert_true(self.mode_result(mode).rows, msg=f"{mode}: no rows").evaluate()
+            problems += self.run_problems(self.mode_result(mode), f"{name} {mode}")
+        if problems:
+            return problems
         frac = device_fraction(self.mode_result("D D").peak(), self.mode_result("H H").peak())
-        return sn.assert_ge(
-            frac,
-            self.min_fraction,
-            msg=(
+        if frac < self.min_fraction:
+            problems.append(
                 f"device-to-device bandwidth is {frac:.2f} of host-to-host, below "
                 f"{self.min_fraction} (GPU-aware MPI not using a direct path?)"
-            ),
-        )
+            )
+        return problems
 
     @performance_function("MB/s")
     def bw_hh(self):

@@ -16,17 +16,10 @@ against the headline's reference: the failure names the slow link or node.
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.sanity as sn
 from fabric_base import FabricTest, perf_name, txrx_layout
-from reframe.core.builtins import (
-    parameter,
-    performance_function,
-    run_after,
-    sanity_function,
-    variable,
-)
+from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.txrx import parse_txrx
+from fabrictest.parsers.txrx import missing, parse_txrx
 
 
 @rfm.simple_test
@@ -50,6 +43,7 @@ class TxRxTest(FabricTest):
 
     executable = "txrx"
     tags = {"fabric", "txrx", "acceptance", "regression"}
+    shaped_by = ("msg_size", "num_blks", "num_cmsgs", "nmsg", "transport")
     reference_aliases = {
         r"rx\d+_tx\d+_gbps": "stream_gbps",
         r"node_(\d+|\w+)_gbps": "node_gbps",
@@ -118,27 +112,36 @@ class TxRxTest(FabricTest):
             self._report = parse_txrx(self.stdout_text())
         return self._report
 
-    @sanity_function
-    def validate(self):
+    def shaping(self):
+        return {"msg_size": self.msg_size, "num_blks": self.num_blks,
+                "num_cmsgs": self.num_cmsgs, "nmsg": self.expected_nmsg,
+                "transport": self.transport if self.method == "rdma" else None}
+
+    def launch_problems(self):
+        """A failed launch, with txrx's own reason (its ERROR lines go to stderr)."""
+        problems = super().launch_problems()
+        if problems:
+            text = self.output_text(self.stdout) + self.output_text(self.stderr)
+            problems += [line.strip() for line in text.splitlines() if "ERROR:" in line][:2]
+        return problems
+
+    def result_problems(self):
         rep = self.report()
-        errors = list(rep.errors)
-        streams = rep.streams
-        n = self.layout.nlink
-        sn.assert_eq(len(streams), n, msg=f"{{0}} streams reported, expected {n}").evaluate()
+        problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
+        problems += missing(rep, self.layout.nrx, self.layout.nlink)
+        if problems:
+            return problems
         tol = self.loss_tolerance if (self.method == "rdma" and self.transport == "uc") else 0.0
-        for s in streams:
+        for s in rep.streams:
             tag = f"receiver {s.receiver_rank} <- transmitter {s.transmitter}"
-            sn.assert_true(s.is_complete(), msg=f"{tag}: incomplete report").evaluate()
-            sn.assert_eq(s.total, self.expected_nmsg, msg=f"{tag}: total {{0}} != {{1}}").evaluate()
-            if tol == 0.0:
-                sn.assert_eq(s.received, s.total, msg=f"{tag}: received {{0}} of {{1}}").evaluate()
-                sn.assert_eq(s.loss_rate, 0.0, msg=f"{tag}: loss rate {{0}}").evaluate()
-            else:
-                sn.assert_le(s.loss_rate, tol, msg=f"{tag}: loss rate {{0}} > {{1}}").evaluate()
-        sn.assert_eq(
-            len(rep.transmitters), n, msg=f"{{0}} transmitters reported, expected {n}"
-        ).evaluate()
-        return sn.assert_false(errors, msg=f"ERROR lines: {errors}")
+            if s.total != self.expected_nmsg:
+                problems.append(f"{tag}: total {s.total} != {self.expected_nmsg}")
+            if tol == 0.0 and (s.received != s.total or s.loss_rate != 0.0):
+                problems.append(f"{tag}: received {s.received} of {s.total}, "
+                                f"loss rate {s.loss_rate}")
+            elif s.loss_rate > tol:
+                problems.append(f"{tag}: loss rate {s.loss_rate} > {tol}")
+        return problems
 
     # -- performance ----------------------------------------------------------------------
     def node_names(self) -> list[str]:

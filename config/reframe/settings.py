@@ -33,12 +33,22 @@ Conventions the tests rely on (see docs/reframe.md):
 Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
 ``~/.reframe/reports/fabrictest.db``) and performance logs go to ``output/perflogs/`` under the
 repository (override with ``--perflogdir``).
+
+ReFrame's debug log: every run (``-r``, ``--dry-run``) gets its own file,
+``output/logs/reframe-<time>-<pid>.log``; other calls (``-l``, the stored-session queries that
+``fabric-report`` makes) append to ``output/logs/reframe-queries.log``. Loading this file
+creates ``output/logs/`` (a fresh clone has no ``output/``; ReFrame does not create a log
+handler's directory) and no call truncates another's log. ``$FABRICTEST_RFM_LOG`` names the
+file instead (appended to).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -114,6 +124,29 @@ def _results_db() -> str:
     )
 
 
+def _runs_tests(argv: list[str]) -> bool:
+    """Whether this ReFrame call runs (or dry-runs) tests, rather than listing or querying."""
+    return any(a in ("-r", "--run", "--dry-run") for a in argv[1:])
+
+
+def log_file(argv: list[str] | None = None) -> str:
+    """This call's debug log (see the module docstring); its directory exists on return."""
+    explicit = os.environ.get("FABRICTEST_RFM_LOG")
+    if explicit:
+        Path(explicit).parent.mkdir(parents=True, exist_ok=True)
+        return explicit
+    run = _runs_tests(sys.argv if argv is None else argv)
+    name = f"reframe-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log" if run else None
+    for logs in (ROOT / "output" / "logs", Path(tempfile.gettempdir()) / "fabrictest-logs"):
+        try:  # a read-only checkout logs to the temporary directory
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(logs, os.W_OK):
+            return str(logs / (name or "reframe-queries.log"))
+    raise OSError(f"no writable directory for ReFrame's log under {ROOT / 'output'} or /tmp")
+
+
 def build() -> dict:
     merged: dict[str, list] = {k: [] for k in _LIST_KEYS}
     for _order, _name, frag in load_system_fragments():
@@ -137,12 +170,10 @@ def build() -> dict:
                     {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
                     {
                         "type": "file",
-                        "name": os.environ.get(
-                            "FABRICTEST_RFM_LOG", str(ROOT / "output" / "reframe.log")
-                        ),
+                        "name": log_file(),
                         "level": "debug",
                         "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
-                        "append": False,
+                        "append": True,
                     },
                 ],
                 "handlers_perflog": [

@@ -39,7 +39,8 @@ from .parsers.ibv_devinfo import (
     normalise_link_layer,
     parse_ibv_devinfo,
 )
-from .parsers.sysfs import read_hcas_from_sysfs
+from .parsers.ibv_devinfo import missing as devinfo_missing
+from .sysinfo import read_hcas_from_sysfs, read_netdevs
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -353,6 +354,9 @@ def gather_ports(sys_root: Path, use_ibv_devinfo: bool = True) -> tuple[list[Hca
             source = "ibv_devinfo -v"
         except ParseError:
             hcas = []
+        if hcas and devinfo_missing(hcas, text):
+            # a port cut from the output would go unchecked: sysfs is the whole truth
+            return sysfs, "sysfs (ibv_devinfo -v output cut short)"
     if not hcas:
         return sysfs, source
     for h in hcas:
@@ -387,12 +391,7 @@ def gather_netdevs(sys_root: Path) -> dict[str, tuple[str | None, int | None]]:
             return out
         except (ValueError, KeyError, TypeError):
             out.clear()
-    net = sys_root / "class" / "net"
-    if net.is_dir():
-        for d in net.iterdir():
-            state = _read(d / "operstate")
-            mtu = _read(d / "mtu")
-            out[d.name] = (state, int(mtu) if mtu and mtu.isdigit() else None)
+    out.update(read_netdevs(sys_root))
     return out
 
 

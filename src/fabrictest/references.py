@@ -2,7 +2,8 @@
 
 A reference file is ReFrame's external-reference YAML (``reference = {'$ref': FILE}``; ReFrame
 reads it itself) plus one top-level block ReFrame ignores, ``$provenance`` (ReFrame only looks up
-the test's class name; ``$provenance`` can never be one), saying where every number came from:
+the test's class name; ``$provenance`` can never be one), saying where every number came from
+and what it was measured with:
 
 .. code-block:: yaml
 
@@ -12,8 +13,15 @@ the test's class name; ``$provenance`` can never be one), saying where every num
           document: seeds/000_bc14321ba763bb8c.txt
           table: "One transmitter and one receiver on the same node, output"
           note: "97.6 Gbps per stream on 100 GbE"
-          values:                     # optional per-value sources (dotted key path)
-            many-to-one.rdma.host.stream_gbps: {document: ..., table: ...}
+          measured_with:              # the shaping variables' values behind these figures
+            msg_size: 65536
+            num_blks: 10
+            num_cmsgs: 100
+            nmsg: [100000, 1000000]   # a list: the figure holds for each of these values
+          values:                     # optional per-value entries (dotted key path below the
+            many-to-one.rdma.host.stream_gbps:   # system, as written in the file, + figure);
+              note: "..."             # they inherit the block's fields and override them
+              measured_with: {nmsg: 1000000}     # merged over the block's measured_with
     TxRxTest:
       $index: ['$system', 'scenario', 'method', 'buffer']
       seren:
@@ -28,10 +36,35 @@ for string values: integer parameters such as ``iterations`` need their exact ke
 Thresholds are fractions of the reference: a value below ``ref * (1 + lower)`` or above
 ``ref * (1 + upper)`` fails the test; ``null`` means unbounded.
 
-Functions: :func:`load` (parse and structurally validate one file), :func:`load_all`,
-:func:`lookup` (the reference ReFrame will use for a test's parameters), :func:`check_against`
-(cross-check a file with the tests' parameters, variables and performance units),
-:func:`for_reframe` (the file without ``$provenance``: what ReFrame's reader sees).
+**A reference must be able to fail.** :func:`load` refuses, with one line naming the file, the
+key path and the figure: both bounds null; a zero reference (relative bounds of zero are zero);
+a lower bound <= -1 (it accepts every non-negative value) or > 0; an upper bound < 0; a
+non-finite reference or bound; a negative reference. The ReFrame base
+(``reframe_tests/fabric_base.py``) loads the file through :func:`load` too, so a bad file fails
+the test, and checks at run time that each reference's unit is its performance function's.
+
+**What a figure was measured with.** A variable that changes what is measured (message size,
+message count, sizes, iterations, ranks per node, nodes, ...) is a *shaping variable*: each test
+family lists its own in ``shaped_by`` and reports their effective values for a run (``nmsg=0``
+resolved to the count the size profile chose). Each one is either a level of ``$index`` or
+listed in ``$provenance.<Class>.<system>.measured_with`` (with per-value overrides under
+``values``): a value, a list of values the figure holds for, or ``null`` (the variable did not
+apply, e.g. ``transport`` for ``--method mpi``; a run where it applies gets no reference). A
+run whose value (``None`` in ``shaping()``: does not apply to this run, not checked) is not the
+one (or one of the list) the reference was measured with gets **no reference** for that
+figure: ``no reference for msg_size=1024`` (failing the test unless ``-S
+missing_reference=warn``), instead of being judged against another size's value. A shaping
+variable neither indexed nor listed also means no reference. :func:`check_against`
+(run by ``tests/reframe/test_references.py``) reports files that do not list every shaping
+variable of a class. A calibration command writing a file must write ``measured_with`` with the
+values of its run.
+
+Functions: :func:`load` (parse and validate one file), :func:`load_all`, :func:`lookup` /
+:func:`resolve` (the reference ReFrame will use for a test's parameters, and its key path),
+:func:`refusals` (which figures of a run have no usable reference), :func:`unit_mismatches`,
+:func:`check_against` (cross-check a file with the tests' parameters, variables, units and
+shaping variables), :func:`for_reframe` (the file without ``$provenance``: what ReFrame's reader
+sees).
 """
 
 from __future__ import annotations
@@ -48,6 +81,7 @@ import yaml
 PROVENANCE_KEY = "$provenance"
 INDEX_KEY = "$index"
 PROVENANCE_FIELDS = ("document", "table")
+MEASURED_WITH = "measured_with"
 
 
 class ReferenceError(ValueError):
@@ -83,16 +117,24 @@ class ClassReferences:
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def provenance_for(self, keys: tuple[str, ...], var: str) -> dict[str, Any] | None:
-        """The source of one value: its per-value entry, else its system's block."""
+        """The source of one value: its system's block, overridden by the value's own entry
+        (``measured_with`` merged key by key)."""
         system = keys[0] if keys else ""
         block = self.provenance.get(system)
         if not isinstance(block, Mapping):
             return None
-        per_value = block.get("values") or {}
-        dotted = ".".join([*keys[1:], var])
-        if dotted in per_value:
-            return dict(per_value[dotted])
-        return {k: v for k, v in block.items() if k != "values"}
+        out = {k: v for k, v in block.items() if k != "values"}
+        per_value = (block.get("values") or {}).get(".".join([*keys[1:], var]))
+        if isinstance(per_value, Mapping):
+            merged = {**(out.get(MEASURED_WITH) or {}), **(per_value.get(MEASURED_WITH) or {})}
+            out.update(per_value)
+            if merged:
+                out[MEASURED_WITH] = merged
+        return out
+
+    def measured_with(self, keys: tuple[str, ...], var: str) -> dict[str, Any]:
+        """The shaping values one figure was measured with (empty: none recorded)."""
+        return dict((self.provenance_for(keys, var) or {}).get(MEASURED_WITH) or {})
 
 
 @dataclass
@@ -108,24 +150,56 @@ def _num(x: Any) -> bool:
 
 
 def _parse_value(where: str, val: Any) -> Reference:
+    """One ``[ref, lower, upper, unit]`` that can fail; ReferenceError (one line: ``where``
+    names file, key path and figure) otherwise."""
     if not isinstance(val, list) or len(val) not in (3, 4):
         raise ReferenceError(f"{where}: expected [ref, lower, upper, unit], got {val!r}")
     ref, lower, upper = val[:3]
     unit = val[3] if len(val) == 4 else None
-    if not _num(ref):
-        raise ReferenceError(f"{where}: reference {ref!r} is not a number")
+    if not _num(ref) or not math.isfinite(ref):
+        raise ReferenceError(f"{where}: reference {ref!r} is not a finite number")
     for name, thr in (("lower", lower), ("upper", upper)):
-        if thr is not None and not _num(thr):
-            raise ReferenceError(f"{where}: {name} threshold {thr!r} is not a number or null")
+        if thr is not None and (not _num(thr) or not math.isfinite(thr)):
+            raise ReferenceError(
+                f"{where}: {name} threshold {thr!r} is not a finite number or null"
+            )
+    shown = "[" + ", ".join("null" if v is None else str(v) for v in val) + "]"
+    never = f"{where}: {shown} can never fail:"
+    if lower is None and upper is None:
+        raise ReferenceError(f"{never} both bounds are null")
+    if ref == 0:
+        raise ReferenceError(f"{never} bounds relative to a reference of 0 are 0 (use a "
+                             "positive reference: measure one)")
+    if ref < 0:
+        raise ReferenceError(f"{where}: reference {ref} is negative (every figure here is a "
+                             "rate, time or ratio)")
     if lower is not None and lower > 0:
         raise ReferenceError(f"{where}: lower threshold {lower} must be <= 0")
+    if lower is not None and lower <= -1:
+        raise ReferenceError(
+            f"{never} a lower threshold of {lower} accepts every value >= {ref * (1 + lower):g}"
+            " (use null for no lower bound)"
+        )
     if upper is not None and upper < 0:
         raise ReferenceError(f"{where}: upper threshold {upper} must be >= 0")
-    if lower is not None and lower < -1 and ref >= 0:
-        raise ReferenceError(f"{where}: lower threshold {lower} < -1 accepts negative values")
     if unit is not None and not isinstance(unit, str):
         raise ReferenceError(f"{where}: unit {unit!r} is not a string")
     return Reference(float(ref), lower, upper, unit)
+
+
+def _check_measured_with(where: str, block: Any) -> None:
+    if block is None:
+        return
+    if not isinstance(block, Mapping):
+        raise ReferenceError(f"{where}: {MEASURED_WITH} must map variable names to values")
+    for name, value in block.items():
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(v is None or isinstance(v, (str, int, float)) for v in values):
+            raise ReferenceError(
+                f"{where}: {MEASURED_WITH}.{name} must be a value (null: does not apply) or a list "
+                f"of values, "
+                f"got {value!r}"
+            )
 
 
 def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -> None:
@@ -143,19 +217,25 @@ def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -
         _walk(where, child, depth - 1, (*keys, str(key)), out)
 
 
-def load(path: str | Path, require_provenance: bool = True) -> ReferenceFile:
-    """Parse and validate one reference file; raises :class:`ReferenceError`."""
+def load(
+    path: str | Path, require_provenance: bool = True, system: str | None = None
+) -> ReferenceFile:
+    """Parse and validate one reference file (for ``system``: by default the file's stem);
+    raises :class:`ReferenceError` with one line naming the file, key path and figure."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ReferenceError(f"{path}: cannot read: {err.strerror or err}") from err
     except yaml.YAMLError as err:
-        raise ReferenceError(f"{path}: not YAML: {err}") from err
+        first = " ".join(str(err).split())
+        raise ReferenceError(f"{path}: not YAML: {first}") from err
     if not isinstance(raw, dict):
         raise ReferenceError(f"{path}: top level must be a mapping of test class names")
     provenance = raw.get(PROVENANCE_KEY, {}) or {}
     if not isinstance(provenance, dict):
         raise ReferenceError(f"{path}: {PROVENANCE_KEY} must be a mapping")
-    system = path.stem
+    system = system or path.stem
     classes: dict[str, ClassReferences] = {}
     for name, body in raw.items():
         if name == PROVENANCE_KEY:
@@ -177,6 +257,15 @@ def load(path: str | Path, require_provenance: bool = True) -> ReferenceFile:
                 )
         _walk(where, data, len(index), (), entries)
         prov = provenance.get(name, {}) or {}
+        if not isinstance(prov, Mapping):
+            raise ReferenceError(f"{path.name}: {PROVENANCE_KEY}.{name} must be a mapping")
+        for sys_name, block in prov.items():
+            if isinstance(block, Mapping):
+                here = f"{path.name}: {PROVENANCE_KEY}.{name}.{sys_name}"
+                _check_measured_with(here, block.get(MEASURED_WITH))
+                for dotted, entry in (block.get("values") or {}).items():
+                    if isinstance(entry, Mapping):
+                        _check_measured_with(f"{here}.values.{dotted}", entry.get(MEASURED_WITH))
         cref = ClassReferences(name, index, entries, prov)
         if require_provenance:
             for keys, values in entries.items():
@@ -217,19 +306,106 @@ def _match(level: Mapping[Any, Any], key: Any) -> Any:
     raise KeyError(key)
 
 
+def _match_key(level: Mapping[Any, Any], key: Any) -> Any:
+    """The key of ``level`` that ReFrame's lookup picks for ``key`` (see :func:`_match`)."""
+    if key in level:
+        return key
+    if isinstance(key, str):
+        for k in level:
+            if isinstance(k, str) and re.fullmatch(k, key):
+                return k
+    raise KeyError(key)
+
+
+def resolve(
+    ref_file: ReferenceFile, test_class: str, system: str, params: Mapping[str, Any]
+) -> tuple[tuple[str, ...], dict[str, Reference]]:
+    """The key path (as written in the file, system key first) and the references ReFrame uses
+    for ``test_class`` on ``system`` with ``params`` (values of the ``$index`` names); raises
+    KeyError like ReFrame's lookup when there are none."""
+    cref = ref_file.classes[test_class]
+    node: Any = {k: v for k, v in ref_file.raw[test_class].items() if k != INDEX_KEY}
+    path: list[str] = []
+    for name in cref.index:
+        key = _match_key(node, system if name == "$system" else params[name])
+        node = node[key]
+        path.append(str(key))
+    where = f"{ref_file.path.name}:{test_class}:{'.'.join(path)}"
+    return tuple(path), {var: _parse_value(f"{where}.{var}", val) for var, val in node.items()}
+
+
 def lookup(
     ref_file: ReferenceFile, test_class: str, system: str, params: Mapping[str, Any]
 ) -> dict[str, Reference]:
     """The references ReFrame uses for ``test_class`` on ``system`` with ``params`` (values of
     the ``$index`` names); raises KeyError like ReFrame's lookup when there are none."""
+    return resolve(ref_file, test_class, system, params)[1]
+
+
+def _same(value: Any, recorded: Any) -> bool:
+    choices = recorded if isinstance(recorded, list) else [recorded]
+    return any(value == c or str(value) == str(c) for c in choices)
+
+
+def _shown(recorded: Any) -> str:
+    if isinstance(recorded, list):
+        return " or ".join(_shown(v) for v in recorded)
+    return "none (it did not apply)" if recorded is None else str(recorded)
+
+
+def refusals(
+    ref_file: ReferenceFile,
+    test_class: str,
+    system: str,
+    keys: tuple[str, ...],
+    figures: Iterable[str],
+    shaping: Mapping[str, Any],
+) -> dict[str, str]:
+    """``{figure: why it has no reference}`` for the ``figures`` found at ``keys`` (see
+    :func:`resolve`) when the run's ``shaping`` values (``None``: does not apply to this run)
+    differ from what they were measured with, or the file does not say. The reason starts with
+    ``no reference for NAME=VALUE``."""
     cref = ref_file.classes[test_class]
-    node: Any = {k: v for k, v in ref_file.raw[test_class].items() if k != INDEX_KEY}
-    path = []
-    for name in cref.index:
-        key = system if name == "$system" else params[name]
-        node = _match(node, key)
-        path.append(str(key))
-    return {var: _parse_value(var, val) for var, val in node.items()}
+    indexed = set(cref.index)
+    out: dict[str, str] = {}
+    for var in figures:
+        recorded = cref.measured_with(keys, var)
+        for name, value in shaping.items():
+            if value is None or name in indexed:
+                continue
+            if name not in recorded:
+                out[var] = (
+                    f"no reference for {name}={value}: {ref_file.path.name} does not say which "
+                    f"{name} its {test_class} figures on {system} were measured with "
+                    f"({PROVENANCE_KEY}.{test_class}.{system}.{MEASURED_WITH})"
+                )
+                break
+            if not _same(value, recorded[name]):
+                out[var] = (
+                    f"no reference for {name}={value}: {ref_file.path.name} holds {test_class} "
+                    f"figures on {system} measured with {name}={_shown(recorded[name])}"
+                )
+                break
+    return out
+
+
+def unit_mismatches(
+    ref_file: ReferenceFile,
+    test_class: str,
+    keys: tuple[str, ...],
+    references: Mapping[str, Reference],
+    units: Mapping[str, str | None],
+) -> list[str]:
+    """One line per figure whose reference unit is not its performance function's unit."""
+    out = []
+    for var, ref in references.items():
+        unit = units.get(var)
+        if var in units and ref.unit is not None and ref.unit != (unit or ""):
+            out.append(
+                f"{ref_file.path.name}:{test_class}:{'.'.join(keys)}.{var}: reference unit "
+                f"{ref.unit!r} is not the performance function's {unit!r}"
+            )
+    return out
 
 
 @dataclass
@@ -240,6 +416,7 @@ class TestSpec:
     name: str
     params: dict[str, tuple[Any, ...] | None]
     perf_units: dict[str, str]
+    shaped_by: tuple[str, ...] = ()
 
 
 def check_against(ref_file: ReferenceFile, specs: Mapping[str, TestSpec]) -> list[str]:
@@ -280,6 +457,20 @@ def check_against(ref_file: ReferenceFile, specs: Mapping[str, TestSpec]) -> lis
                     problems.append(
                         f"{ref_file.path.name}: {name}.{'.'.join(keys)}.{var} unit {ref.unit!r}"
                         f" != the test's {unit!r}"
+                    )
+                recorded = cref.measured_with(keys, var)
+                unsaid = [s for s in spec.shaped_by if s not in cref.index and s not in recorded]
+                if unsaid:
+                    problems.append(
+                        f"{ref_file.path.name}: {name}.{'.'.join(keys)}.{var} does not say which "
+                        f"{', '.join(unsaid)} it was measured with "
+                        f"({PROVENANCE_KEY}.{name}.{keys[0]}.{MEASURED_WITH})"
+                    )
+                unknown = sorted(set(recorded) - set(spec.shaped_by))
+                if unknown:
+                    problems.append(
+                        f"{ref_file.path.name}: {name}.{'.'.join(keys)}.{var} {MEASURED_WITH} "
+                        f"names {unknown}, not shaping variables of {name} {spec.shaped_by}"
                     )
     return problems
 

@@ -15,12 +15,8 @@ from fabrictest.parsers.ibv_devinfo import (
 from fabrictest.parsers.ping import parse_ping
 from fabrictest.parsers.rdma_link import parse_rdma_link
 from fabrictest.parsers.sinfo import expand_hostlist, parse_sinfo
-from fabrictest.parsers.sysfs import (
-    list_ports,
-    read_hcas_from_sysfs,
-    read_port_from_sysfs,
-    roce_active_mtu,
-)
+from fabrictest.parsers.sysfs import roce_active_mtu
+from fabrictest.sysinfo import list_ports, read_hcas_from_sysfs, read_port_from_sysfs
 
 IBV = recordings("ibv_devinfo*.txt", "real-outputs")
 RDMA = recordings("rdma-link-*.txt", "real-outputs")

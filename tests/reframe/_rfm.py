@@ -72,7 +72,9 @@ class RfmRun:
         return (Path(case["stagedir"]) / "rfm_job.sh").read_text()
 
 
-def run_reframe(args, tmp: Path, timeout: float = 300, env: dict | None = None) -> RfmRun:
+def run_reframe(
+    args, tmp: Path, timeout: float = 300, env: dict | None = None, preexec_fn=None
+) -> RfmRun:
     exe = reframe_exe()
     if exe is None:
         import pytest
@@ -116,6 +118,7 @@ def run_reframe(args, tmp: Path, timeout: float = 300, env: dict | None = None) 
             text=True,
             timeout=timeout,
             start_new_session=True,
+            preexec_fn=preexec_fn,
         )
     except subprocess.TimeoutExpired as err:
         raise AssertionError(

@@ -5,6 +5,7 @@ impossible figure makes a test fail with "failed to meet reference"; a missing r
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -119,3 +120,53 @@ def test_missing_reference_fails_or_warns(tmp_path):
     )
     assert warn.returncode == 0, warn.output[-4000:]
     assert "no reference for stream_gbps" in warn.output
+
+
+def test_scaling_figures_are_judged_against_their_reference(local_run):
+    """AllToManyScalingTest's reference used to be ignored (perflog reference 0)."""
+    assert re.search(r"P: end_to_end_growth: \S+ x \(r:1\.0, l:None, u:3\.0\)", local_run.output)
+    assert re.search(r"P: irecv_growth: \S+ x \(r:1\.0, l:None, u:3\.0\)", local_run.output)
+
+
+def _fail_reason(run, name: str) -> str:
+    case = run.case(name)
+    assert case["result"] == "fail", (case["result"], run.output[-3000:])
+    return case.get("fail_reason") or ""
+
+
+def test_another_message_size_has_no_reference(tmp_path):
+    """A figure of 1 KiB messages is not judged against the 64 KiB reference."""
+    run = run_reframe(
+        ["--system", "local", "-r", "-n", SAME_NODE, "-S", "msg_size=1024"], tmp_path, timeout=300
+    )
+    assert run.returncode != 0
+    reason = _fail_reason(run, SAME_NODE.replace("%", " %"))
+    assert "no reference for msg_size=1024" in reason, reason
+    assert "measured with msg_size=65536" in reason, reason
+
+
+def test_a_reference_that_can_never_fail_fails_the_test(tmp_path):
+    def no_bounds(data):
+        host = data["TxRxTest"]["local"]["same-node"]["mpi"]["host"]
+        host["stream_gbps"] = [50.0, None, None, "Gbps"]
+
+    prefix = _reference_copy(tmp_path, no_bounds)
+    run = run_reframe(["--system", "local", "-r", "-n", SAME_NODE], tmp_path / "run",
+                      timeout=300, env={"RFM_REFERENCE_PREFIX": prefix})
+    assert run.returncode != 0
+    reason = _fail_reason(run, SAME_NODE.replace("%", " %"))
+    assert "local.yaml:TxRxTest:local.same-node.mpi.host.stream_gbps" in reason, reason
+    assert "can never fail: both bounds are null" in reason, reason
+
+
+def test_a_reference_in_another_unit_fails_at_run_time(tmp_path):
+    def megabytes(data):
+        host = data["TxRxTest"]["local"]["same-node"]["mpi"]["host"]
+        host["stream_gbps"] = [50.0, -0.98, None, "MB/s"]
+
+    prefix = _reference_copy(tmp_path, megabytes)
+    run = run_reframe(["--system", "local", "-r", "-n", SAME_NODE], tmp_path / "run",
+                      timeout=300, env={"RFM_REFERENCE_PREFIX": prefix})
+    assert run.returncode != 0
+    reason = _fail_reason(run, SAME_NODE.replace("%", " %"))
+    assert "reference unit 'MB/s' is not the performance function's 'Gbps'" in reason, reason

@@ -60,7 +60,9 @@ def specs() -> dict[str, refs.TestSpec]:
                 and getattr(obj, "_rfm_regression_class_kind", 0)
                 and obj.__module__ == mod.__name__
             ):
-                out[obj.__name__] = refs.TestSpec(obj.__name__, _indexable(obj), _perf_units(obj))
+                out[obj.__name__] = refs.TestSpec(
+                    obj.__name__, _indexable(obj), _perf_units(obj), tuple(obj.shaped_by)
+                )
     return out
 
 
@@ -214,3 +216,129 @@ def test_check_against_reports_mismatches(tmp_path, specs):
     assert "unit 'MB/s' != the test's 'Gbps'" in text
     assert "no performance variable 'bogus'" in text
     assert "scenario='nowhere'" in text
+
+
+# -- references that can fail (issue 10) --------------------------------------------------------
+
+NEVER_FAIL = [
+    ([1.0, None, None, "MB/s"], "both bounds are null"),
+    ([0.0, -0.1, None, "MB/s"], "reference of 0"),
+    ([0, None, 0.5, "MB/s"], "reference of 0"),
+    ([1.0, -1, None, "MB/s"], "lower threshold of -1"),
+    ([1.0, -1.5, 0.5, "MB/s"], "lower threshold of -1.5"),
+    ([1.0, -0.1, float("inf"), "MB/s"], "not a finite number"),
+    ([float("nan"), -0.1, None, "MB/s"], "not a finite number"),
+    ([-5.0, -0.1, None, "MB/s"], "negative"),
+    ([1.0, None, -0.2, "MB/s"], "upper threshold -0.2 must be >= 0"),
+]
+
+
+@pytest.mark.parametrize(("value", "why"), NEVER_FAIL, ids=[w for _, w in NEVER_FAIL])
+def test_loader_refuses_a_reference_that_can_never_fail(tmp_path, value, why):
+    data = {"BisectionTest": {"$index": ["$system"], "x": {"node_bw": value}}}
+    with pytest.raises(refs.ReferenceError) as err:
+        refs.load(_write(tmp_path, "x.yaml", data), require_provenance=False)
+    line = str(err.value)
+    assert "\n" not in line and why in line, line
+    assert line.startswith("x.yaml:BisectionTest:x.node_bw:"), line  # file, key path, figure
+
+
+def _shaped(tmp_path, measured_with, values=None):
+    prov = {"document": "d", "table": "t", "measured_with": measured_with}
+    if values:
+        prov["values"] = values
+    data = {
+        "$provenance": {"TxRxTest": {"x": prov}},
+        "TxRxTest": {
+            "$index": ["$system", "scenario", "method", "buffer"],
+            "x": {"same-node": {"mpi": {"host": {
+                "stream_gbps": [50.0, -0.5, None, "Gbps"],
+                "node_gbps": [50.0, -0.5, None, "Gbps"],
+            }}}},
+        },
+    }
+    return refs.load(_write(tmp_path, "x.yaml", data))
+
+
+def _refused(ref_file, shaping):
+    params = {"scenario": "same-node", "method": "mpi", "buffer": "host"}
+    keys, found = refs.resolve(ref_file, "TxRxTest", "x", params)
+    return refs.refusals(ref_file, "TxRxTest", "x", keys, found, shaping)
+
+
+def test_a_figure_measured_with_another_message_size_has_no_reference(tmp_path):
+    f = _shaped(tmp_path, {"msg_size": 65536, "nmsg": [20000, 100000], "transport": None})
+    assert _refused(f, {"msg_size": 65536, "nmsg": 20000, "transport": None}) == {}
+    got = _refused(f, {"msg_size": 1024, "nmsg": 20000, "transport": None})
+    assert set(got) == {"stream_gbps", "node_gbps"}
+    assert got["stream_gbps"].startswith("no reference for msg_size=1024: x.yaml holds TxRxTest "
+                                         "figures on x measured with msg_size=65536")
+    assert "nmsg=20000 or 100000" in _refused(f, {"msg_size": 65536, "nmsg": 5})["node_gbps"]
+    # a variable the file does not mention: no reference either
+    unsaid = _refused(f, {"msg_size": 65536, "num_blks": 10})
+    assert unsaid["stream_gbps"].startswith("no reference for num_blks=10: x.yaml does not say")
+    # rdma's transport against figures measured where it did not apply
+    assert "transport=uc" in _refused(f, {"transport": "uc"})["stream_gbps"]
+
+
+def test_per_value_measured_with_overrides_the_block(tmp_path):
+    f = _shaped(tmp_path, {"msg_size": 65536, "nmsg": 100000},
+                values={"same-node.mpi.host.node_gbps": {"measured_with": {"nmsg": 1000000}}})
+    got = _refused(f, {"msg_size": 65536, "nmsg": 100000})
+    assert list(got) == ["node_gbps"] and "nmsg=1000000" in got["node_gbps"]
+    # the per-value entry inherits the block's source
+    prov = f.classes["TxRxTest"].provenance_for(("x", "same-node", "mpi", "host"), "node_gbps")
+    assert prov["document"] == "d" and prov["measured_with"] == {"msg_size": 65536, "nmsg": 1000000}
+
+
+def test_measured_with_must_hold_values(tmp_path):
+    with pytest.raises(refs.ReferenceError, match="measured_with.msg_size must be a value"):
+        _shaped(tmp_path, {"msg_size": {"a": 1}})
+
+
+def test_unit_mismatch_is_reported(tmp_path):
+    f = _shaped(tmp_path, {})
+    keys, found = refs.resolve(f, "TxRxTest", "x", {"scenario": "same-node", "method": "mpi",
+                                                       "buffer": "host"})
+    assert refs.unit_mismatches(f, "TxRxTest", keys, found, {"stream_gbps": "Gbps"}) == []
+    assert refs.unit_mismatches(f, "TxRxTest", keys, found, {"stream_gbps": "MB/s"}) == [
+        "x.yaml:TxRxTest:x.same-node.mpi.host.stream_gbps: reference unit 'Gbps' is not the "
+        "performance function's 'MB/s'"
+    ]
+
+
+def test_check_against_wants_every_shaping_variable(tmp_path, specs):
+    f = _shaped(tmp_path, {"msg_size": 65536, "bogus": 1})
+    text = "\n".join(refs.check_against(f, specs))
+    assert "does not say which num_blks, num_cmsgs, nmsg, transport it was measured with" in text
+    assert "measured_with names ['bogus']" in text
+
+
+def test_every_family_declares_its_shaping_variables(specs):
+    for name in ("TxRxTest", "AllToManyTest", "BisectionTest", "OsuPt2PtTest", "OsuMbwMrTest",
+                 "OsuGpuAwareTest", "ImbTest", "PerftestWriteBwTest", "AllToManyScalingTest"):
+        assert specs[name].shaped_by, name
+        for var in specs[name].shaped_by:
+            assert var in specs[name].params, (name, var)  # a variable the user can set (-S)
+
+
+def test_every_measuring_test_is_under_the_reference_policy():
+    """Every class that reports a figure goes through FabricTest's reference checks (the
+    sweep's SweepTest is its own engineer's)."""
+    from fabric_base import FabricTest
+
+    for mod_name in (*MODULES, "sweep"):
+        path = ROOT / "reframe_tests" / f"{mod_name}.py"
+        spec = importlib.util.spec_from_file_location(f"fabrictest_rfm_policy_{mod_name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        for obj in vars(mod).values():
+            if not (isinstance(obj, type) and getattr(obj, "_rfm_regression_class_kind", 0)
+                    and obj.__module__ == mod.__name__):
+                continue
+            if obj.__name__ == "SweepTest":
+                continue
+            measures = bool(obj._rfm_perf_fns) or "dynamic_perf_variables" in vars(obj)
+            if measures:
+                assert issubclass(obj, FabricTest), obj.__name__

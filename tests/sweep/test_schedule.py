@@ -1,11 +1,16 @@
-"""The round scheduler: disjoint pairs, no repeats, different sit-outs, confirmation."""
+"""The round scheduler: disjoint pairs, no repeats, different sit-outs, extra rounds."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fabrictest.sweep import nodes as nodeset
-from fabrictest.sweep.schedule import confirmation_round, pairs_met, screening_rounds
+from fabrictest.sweep.schedule import extra_round, screening_rounds
+
+
+def met_of(rounds) -> set[frozenset]:
+    return {frozenset(p) for r in rounds for p in r.pairs}
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 101, 1000])
@@ -16,7 +21,7 @@ def test_rounds_are_perfect_matchings_without_repeats(n, rounds):
     assert len(plan) == min(rounds, n - 1 if n % 2 == 0 else n)
     seen = set()
     for rnd in plan:
-        used = rnd.nodes() + rnd.idle
+        used = rnd.nodes() + [names[i] for i in rnd.idle]
         assert sorted(used) == sorted(names)  # every node once: in one pair or idle
         assert len(rnd.idle) == n % 2
         for p in rnd.pairs:
@@ -38,27 +43,45 @@ def test_seed_reproducible_and_varies():
 def test_all_pairs_when_asked_for_n_minus_1_rounds():
     names = [f"n{i}" for i in range(8)]
     plan = screening_rounds(names, 7, seed=0)
-    assert len(pairs_met(plan)) == 8 * 7 // 2
+    assert len(met_of(plan)) == 8 * 7 // 2
 
 
-def test_confirmation_pairs_with_unmet_good_nodes_one_pair_per_node():
-    plan = screening_rounds(["a", "b", "c", "d", "e", "f"], 2, seed=3)
-    met = pairs_met(plan)
-    rnd, left = confirmation_round(2, ["a", "b"], ["c", "d", "e", "f"], met)
-    assert left == []
-    assert rnd.kind == "confirm"
-    partners = [g for g, _s in rnd.pairs]
-    assert len(set(partners)) == 2
-    for g, s in rnd.pairs:
-        assert frozenset((g, s)) not in met or all(
-            frozenset((s, x)) in met for x in "cdef"
-        )
+def test_a_hundred_thousand_nodes_in_one_call():
+    names = [f"nid{i:06d}" for i in range(100_000)]
+    plan = screening_rounds(names, 2, seed=5)
+    for rnd in plan:
+        both = np.concatenate([rnd.a, rnd.b])
+        assert len(rnd) == 50_000 and np.unique(both).size == 100_000
+    key = [set((np.minimum(r.a, r.b) * 100_000 + np.maximum(r.a, r.b)).tolist()) for r in plan]
+    assert not key[0] & key[1]
 
 
-def test_confirmation_with_too_few_good_nodes_leaves_some():
-    rnd, left = confirmation_round(2, ["a", "b", "c"], ["d"], set())
-    assert rnd.pairs == [("d", "a")]
-    assert left == ["b", "c"]
+def test_extra_round_pairs_each_ambiguous_node_with_an_unmet_good_node():
+    names = list("abcdefgh")
+    amb = np.array([0, 1])  # a, b
+    good = np.array([2, 3, 4, 5, 6, 7])
+    met = {0: {2, 3, 4}, 1: {5}}
+    rnd = extra_round(3, names, amb, good, met, seed=1, reason="why")
+    assert rnd.kind == "extra" and rnd.index == 3 and rnd.reason == "why"
+    partner = {int(b): int(a) for a, b in zip(rnd.a, rnd.b, strict=True)}
+    assert set(partner) == {0, 1}
+    assert partner[0] in {5, 6, 7} and partner[1] in {2, 3, 4, 6, 7}
+    assert partner[0] != partner[1]  # one pair per node and round
+
+
+def test_extra_round_repeats_a_good_partner_rather_than_measure_nothing():
+    names = list("abc")
+    rnd = extra_round(2, names, np.array([0]), np.array([1, 2]), {0: {1, 2}}, seed=0)
+    assert len(rnd) == 1 and int(rnd.b[0]) == 0 and int(rnd.a[0]) in (1, 2)
+
+
+def test_extra_round_without_good_nodes_pairs_ambiguous_nodes_unmet_first():
+    names = list("abcd")
+    rnd = extra_round(2, names, np.array([0, 1, 2, 3]), np.array([], dtype=int),
+                      {0: {1}, 1: {0}, 2: {3}, 3: {2}}, seed=0)
+    pairs = {frozenset(p) for p in rnd.pairs}
+    assert len(pairs) == 2
+    assert frozenset("ab") not in pairs and frozenset("cd") not in pairs
 
 
 def test_hostlist_expressions():

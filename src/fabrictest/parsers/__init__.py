@@ -1,8 +1,8 @@
 """Pure functions turning benchmark and tool outputs into typed records.
 
 Every parser takes the tool's text (stdout, stderr mixed in is tolerated) and returns
-dataclasses; none of them runs a program or reads a file, except
-:func:`fabrictest.parsers.sysfs.read_port_from_sysfs`, which reads a sysfs tree.
+dataclasses; none of them runs a program or reads a file (:mod:`fabrictest.sysinfo` reads
+sysfs and hands the texts to ``sysfs``).
 
 =================  ========================================  ============================
 module             function                                  tool
@@ -16,16 +16,22 @@ module             function                                  tool
 ``ibv_devinfo``    ``parse_ibv_devinfo``                     ``ibv_devinfo [-v]``
 ``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
 ``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``
-``sysfs``          ``read_port_from_sysfs``                  /sys/class/infiniband
+``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
+``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
 =================  ========================================  ============================
 
-All raise :class:`ParseError` (a ``ValueError``) on text that is not their tool's output.
+All raise :class:`ParseError` (a ``ValueError``), and no other exception, on text that is not
+their tool's output. Whether a parsed output is *whole* (every size, stream, line and closing
+line the run should print) is asked of the result with each benchmark module's ``missing()``,
+which returns what is missing (docs/parsers.md); :func:`ends_mid_line` tells a text cut while a
+line was written.
 """
 
 from __future__ import annotations
 
+from ._util import ends_mid_line
 from .errors import ParseError
 
-__all__ = ["ParseError"]
+__all__ = ["ParseError", "ends_mid_line"]

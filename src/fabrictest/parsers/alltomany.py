@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text
+from ._util import ends_mid_line, require_text
 from .errors import ParseError
 
 _LINE = re.compile(r"^\s*(?P<label>[A-Za-z(][^=]*?)\s*=\s*(?P<value>.*?)\s*$")
 _RULE = re.compile(r"^\s*-{10,}\s*$")
+_FOOTER = re.compile(r"\(Max means the maximum among all \d+ processes\)")
 _NUMBER = re.compile(r"^([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 
 _FIELDS = {
@@ -62,6 +63,9 @@ class AllToManySummary:
     t_waitall: float | None = None
     t_end_to_end: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    footer: bool = False  # "(Max means the maximum among all N processes)" was printed
+    closed: bool = False  # the closing rule after the block was printed
+    cut_mid_line: bool = False  # the text ends inside this block's last line
 
 
 def parse_alltomany_all(text: str) -> list[AllToManySummary]:
@@ -71,7 +75,12 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
     current: AllToManySummary | None = None
     for line in text.splitlines():
         if _RULE.match(line):
+            if current is not None:
+                current.closed = True
             current = None
+            continue
+        if _FOOTER.search(line) and current is not None:
+            current.footer = True
             continue
         m = _LINE.match(line)
         if m is None:
@@ -97,9 +106,42 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
     ]
     if not blocks:
         raise ParseError("not all-to-many output: no 'Total number of MPI processes = N' block")
+    blocks[-1].cut_mid_line = ends_mid_line(text)
     return blocks
 
 
 def parse_alltomany(text: str) -> AllToManySummary:
     """The first summary block in ``text``."""
     return parse_alltomany_all(text)[0]
+
+
+#: the lines a whole summary block has (field name, label as printed)
+REQUIRED = (
+    ("nprocs", "Total number of MPI processes"),
+    ("iterations", "Total number of iterations"),
+    ("t_irecv", "Max time of posting irecv"),
+    ("t_isend", "Max time of posting isend"),
+    ("t_waitall", "Max time of MPI_Waitall()"),
+    ("t_end_to_end", "Max end-to-end time"),
+)
+
+
+def missing(
+    summary: AllToManySummary, iterations: int | None = None, nprocs: int | None = None
+) -> list[str]:
+    """What keeps a summary block from being whole: every count and timing line, the closing
+    rule, and (when given) the requested iterations and process count. Empty when whole."""
+    problems = []
+    absent = [label for name, label in REQUIRED if getattr(summary, name) is None]
+    if absent:
+        problems.append(f"all-to-many: no {', '.join(repr(a) for a in absent)} line")
+    if summary.cut_mid_line:
+        problems.append("all-to-many: output ends mid-line (cut short)")
+    if not (summary.footer and summary.closed):
+        what = "closing rule" if summary.footer else "'(Max means ...)' line and closing rule"
+        problems.append(f"all-to-many: the summary block has no {what} (cut short)")
+    if iterations is not None and summary.iterations not in (None, iterations):
+        problems.append(f"all-to-many: {summary.iterations} iterations, expected {iterations}")
+    if nprocs is not None and summary.nprocs not in (None, nprocs):
+        problems.append(f"all-to-many: {summary.nprocs} processes, expected {nprocs}")
+    return problems

@@ -16,8 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text
+from ._util import ends_mid_line, require_text, sizes_missing
 from .errors import ParseError
+
+#: the sizes the program measures, in order: 1 KiB .. 2 MiB (seed 003's and ours)
+SIZES = [1024 << k for k in range(12)]
 
 _NPROCS = re.compile(r"Number of Process\s*(\d+)")
 _PPN = re.compile(r"PPN:\s*(\d+)")
@@ -56,6 +59,7 @@ class BisectionResult:
     reps: int | None
     rows: list[BisectionRow]
     pairs: list[BisectionPair] = field(default_factory=list)
+    cut_mid_line: bool = False  # the text ends inside a line
 
     def largest(self) -> BisectionRow:
         """The row of the largest message size."""
@@ -98,4 +102,22 @@ def parse_bisection(text: str) -> BisectionResult:
         reps=_first(_REPS, text),
         rows=rows,
         pairs=pairs,
+        cut_mid_line=ends_mid_line(text),
     )
+
+
+def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES) -> list[str]:
+    """What keeps ``result`` from being a whole run: one row per size of ``sizes`` (the
+    program prints no closing line: only the missing sizes show a cut), each reporting
+    ``ranks`` ranks when given. Empty when whole."""
+    problems = []
+    if result.cut_mid_line:
+        problems.append("bisection: output ends mid-line (cut short)")
+    gap = sizes_missing("bisection", [r.size for r in result.rows], list(sizes))
+    if gap:
+        problems.append(gap)
+    if ranks is not None:
+        wrong = sorted({r.ranks for r in result.rows if r.ranks != ranks})
+        if wrong:
+            problems.append(f"bisection: rows report {wrong} ranks, expected {ranks}")
+    return problems

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text
+from ._util import ends_mid_line, require_text
 from .errors import ParseError
 
 LINE_RE = re.compile(
@@ -58,6 +58,8 @@ class HealthReport:
     checks: int | None = None  # from the summary line(s), summed
     failed: int | None = None
     no_device: dict[str, str] = field(default_factory=dict)  # node -> reason
+    summaries: int = 0  # "HEALTH summary" lines (one per node that checked its ports)
+    cut_mid_line: bool = False  # the text ends inside a line
 
     def failures(self) -> list[CheckResult]:
         return [r for r in self.results if not r.ok]
@@ -89,6 +91,7 @@ def parse_health(text: str) -> HealthReport:
         if (m := SUMMARY_RE.match(line)) is not None:
             report.checks = (report.checks or 0) + int(m.group("checks"))
             report.failed = (report.failed or 0) + int(m.group("failed"))
+            report.summaries += 1
             seen = True
         elif (m := NO_DEVICE_RE.match(line)) is not None:
             report.no_device[m.group("node")] = m.group("reason")
@@ -107,4 +110,29 @@ def parse_health(text: str) -> HealthReport:
             seen = True
     if not seen:
         raise ParseError("not fabric-health output: no 'HEALTH ...' line")
+    report.cut_mid_line = ends_mid_line(text)
     return report
+
+
+def missing(report: HealthReport, nodes: int) -> list[str]:
+    """What keeps the lines of ``nodes`` nodes' ``fabric-health`` runs from being whole: every
+    node reports (its checks and a summary, or its 'no RDMA device' line), and the summaries
+    count the check lines printed. Empty when whole."""
+    problems = []
+    reported = report.nodes()
+    if len(reported) != nodes:
+        problems.append(f"fabric-health: {len(reported)} of {nodes} nodes reported")
+    checking = len({r.node for r in report.results} - set(report.no_device))
+    if report.summaries != checking:
+        problems.append(
+            f"fabric-health: {report.summaries} 'HEALTH summary' lines for {checking} nodes "
+            "(a node stopped before its summary)"
+        )
+    elif (report.checks or 0) != len(report.results):
+        problems.append(
+            f"fabric-health: the summaries count {report.checks or 0} checks, "
+            f"{len(report.results)} check lines printed"
+        )
+    if report.cut_mid_line:
+        problems.append("fabric-health: output ends mid-line (cut short)")
+    return problems

@@ -14,10 +14,11 @@ States are normalised to the ``ibv_devinfo`` spelling whatever the source:
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text, to_int
+from ._util import ends_mid_line, require_text, to_int
 from .errors import ParseError
 
 PORT_STATES = {
@@ -263,7 +264,7 @@ def infer_mofed_gid_kinds(port: PortInfo) -> list[GidEntry]:
     at the odd one (``show_gids`` shows the types). Only applied to an Ethernet port whose
     GIDs carry no type and come in such equal pairs; otherwise the GIDs are returned as is.
     The real types are in sysfs (``ports/N/gid_attrs/types/I``), which
-    :func:`fabrictest.parsers.sysfs.read_port_from_sysfs` reads.
+    :func:`fabrictest.sysinfo.read_port_from_sysfs` reads.
     """
     gids = port.gids
     if port.link_layer != "Ethernet" or not gids or any(g.kind for g in gids):
@@ -277,3 +278,51 @@ def infer_mofed_gid_kinds(port: PortInfo) -> list[GidEntry]:
         kind = "RoCE v1" if g.index % 2 == 0 else "RoCE v2"
         out.append(GidEntry(g.index, g.gid, kind, g.netdev))
     return out
+
+
+_KNOWN_STATES = set(PORT_STATES.values())
+_KNOWN_PHYS = set(PHYS_STATES.values())
+
+
+def _whole_gid(text: str) -> bool:
+    """A GID printed whole: 8 groups of 4 hex digits (``fe80:0000:...``) or an IPv6 address
+    (rdma-core's ``fe80::ac0:ebff:fe3b:353c``)."""
+    if "::" not in text:
+        return re.fullmatch(r"[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}", text) is not None
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def missing(hcas: list[HcaInfo], text: str | None = None) -> list[str]:
+    """What keeps parsed ``ibv_devinfo [-v]`` output from being whole (a copy or a run cut
+    mid-block): every HCA lists ports; every port has its state, active MTU and link layer
+    (the last line of a plain port block) with known values; with ``-v`` (the HCA shows its
+    ``max_qp``) every port has its ``phys_state``; every GID is printed whole. Empty when whole.
+    A cut between two whole GID lines cannot be seen: ``ibv_devinfo`` prints no count.
+    Given the ``text`` too, a last line without its newline counts as cut."""
+    problems = ["ibv_devinfo: output ends mid-line (cut short)"] if ends_mid_line(text) else []
+    for hca in hcas:
+        if not hca.ports:
+            problems.append(f"{hca.name}: no port block (cut short)")
+        verbose = "max_qp" in hca.attributes
+        for p in hca.ports:
+            where = f"{hca.name}/{p.port}"
+            lacking = [name for name in ("state", "active_mtu", "link_layer")
+                       if getattr(p, name) is None]
+            if verbose and p.phys_state is None:
+                lacking.append("phys_state")
+            if lacking:
+                problems.append(f"{where}: no {', '.join(lacking)} (cut short)")
+            if p.state is not None and p.state not in _KNOWN_STATES:
+                problems.append(f"{where}: unknown state {p.state!r} (cut short?)")
+            if p.phys_state is not None and p.phys_state not in _KNOWN_PHYS:
+                problems.append(f"{where}: unknown phys_state {p.phys_state!r} (cut short?)")
+            if p.link_layer is not None and p.link_layer not in ("InfiniBand", "Ethernet"):
+                problems.append(f"{where}: unknown link_layer {p.link_layer!r} (cut short?)")
+            cut = [g.index for g in p.gids if not _whole_gid(g.gid)]
+            if cut:
+                problems.append(f"{where}: GID[{cut[0]}] is not a whole address (cut short)")
+    return problems

@@ -13,8 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text, to_float
+from ._util import doubling_sizes, ends_mid_line, require_text, sizes_missing, to_float
 from .errors import ParseError
+
+#: IMB-MPI1's default largest message size (-msglog 22): 4 MiB
+DEFAULT_MAX_BYTES = 1 << 22
 
 _TITLE = re.compile(r"Intel\s*\(R\)\s*MPI Benchmarks\s+(?P<version>\d[\w.]*(?:\s+Update\s+\d+)?)")
 _BENCH = re.compile(r"^#\s*Benchmarking\s+(\S+)")
@@ -97,6 +100,8 @@ class ImbResult:
     benchmarks: list[ImbBenchmark]
     title: str | None = None
     finalized: bool = False  # "# All processes entering MPI_Finalize" seen
+    empty_blocks: list[str] = field(default_factory=list)  # "# Benchmarking X" without rows
+    cut_mid_line: bool = False  # the text ends inside a line
 
     def benchmark(self, name: str, nprocs: int | None = None) -> ImbBenchmark:
         """The block of benchmark ``name`` (case-insensitive); the largest np unless given."""
@@ -168,7 +173,31 @@ def parse_imb(text: str) -> ImbResult:
                 current.rows.append(row)
     if title_m is None and not result.benchmarks:
         raise ParseError("not Intel MPI Benchmarks output: no title and no '# Benchmarking' block")
+    result.empty_blocks = [f"{b.name}" for b in result.benchmarks if not b.rows]
     result.benchmarks = [b for b in result.benchmarks if b.rows]
     if not result.benchmarks:
         raise ParseError("IMB output has no result rows (truncated, or the run failed)")
+    result.cut_mid_line = ends_mid_line(text)
     return result
+
+
+def missing(result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
+    """What keeps ``result`` from being a whole run of ``benchmark`` up to ``max_bytes``
+    (``2**msglog``): every block of it (one per process count with ``-npmin``) with every
+    size 0, 1, 2, 4 ... ``max_bytes``, and IMB's closing ``# All processes entering
+    MPI_Finalize`` line. Empty when whole."""
+    problems = []
+    blocks = [b for b in result.benchmarks if b.name.lower() == benchmark.lower()]
+    if not blocks:
+        empty = any(name.lower() == benchmark.lower() for name in result.empty_blocks)
+        problems.append(f"{benchmark}: " + ("no result rows" if empty else "no block"))
+    for block in blocks:
+        label = f"{benchmark} (np={block.nprocs})" if len(blocks) > 1 else benchmark
+        gap = sizes_missing(label, [r.bytes for r in block.rows], doubling_sizes(0, max_bytes))
+        if gap:
+            problems.append(gap)
+    if result.cut_mid_line:
+        problems.append("IMB output ends mid-line (cut short)")
+    if not result.finalized:
+        problems.append("IMB did not finish: no '# All processes entering MPI_Finalize' line")
+    return problems

@@ -12,8 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text, to_float
+from ._util import doubling_sizes, ends_mid_line, require_text, sizes_missing, to_float
 from .errors import ParseError
+
+#: OSU's default largest message size (5.x and 7.x, pt2pt, one-sided and osu_mbw_mr): 4 MiB
+DEFAULT_MAX_SIZE = 1 << 22
 
 _TITLE = re.compile(
     r"^#\s*OSU\s+(?P<api>MPI(?:[-_][A-Za-z_]+)?|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|NVSHMEM)?\s*"
@@ -79,6 +82,7 @@ class OsuResult:
     window_creation: str | None = None
     synchronization: str | None = None
     columns: list[str] = field(default_factory=list)
+    cut_mid_line: bool = False  # the text ends inside this run's last line
 
     def at(self, size: int) -> float:
         """The value at message size ``size`` (KeyError if that size was not measured)."""
@@ -265,9 +269,33 @@ def parse_osu_all(text: str) -> list[OsuResult]:
     segments = _split_segments(text.splitlines())
     if not segments:
         raise ParseError("not OSU Micro-Benchmarks output: no '# OSU ... Test' title line")
-    return [_parse_segment(seg) for seg in segments]
+    results = [_parse_segment(seg) for seg in segments]
+    results[-1].cut_mid_line = ends_mid_line(text)
+    return results
 
 
 def parse_osu(text: str) -> OsuResult:
     """The (first) OSU run in ``text``."""
     return parse_osu_all(text)[0]
+
+
+def missing(
+    result: OsuResult,
+    max_size: int = DEFAULT_MAX_SIZE,
+    min_size: int | None = None,
+    name: str | None = None,
+) -> list[str]:
+    """What keeps ``result`` from being a whole run of sizes ``min_size..max_size`` (OSU
+    doubles the size from ``min_size``; by default the first size printed, which must be 0 or
+    1): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4 MiB``. Empty when whole.
+    OSU prints no closing line, so a run cut after a row is only seen by its missing sizes."""
+    label = name or f"osu_{result.benchmark}"
+    problems = []
+    if result.cut_mid_line:
+        problems.append(f"{label}: output ends mid-line (cut short)")
+    got = result.sizes()
+    first = min_size if min_size is not None else (got[0] if got and got[0] in (0, 1) else 1)
+    gap = sizes_missing(label, got, doubling_sizes(first, max_size))
+    if gap:
+        problems.append(gap)
+    return problems

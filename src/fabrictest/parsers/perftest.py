@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text, to_int
+from ._util import ends_mid_line, human_bytes, require_text, to_int
 from .errors import ParseError
 
 _RULE = re.compile(r"^-{20,}\s*$")
@@ -119,6 +119,7 @@ def parse_perftest(text: str) -> PerftestResult:
     units = None
     in_rows = False
     closed = False
+    opening_rule: str | None = None
     waiting = False
     last_address: dict[str, str] | None = None
     for raw in lines:
@@ -130,11 +131,19 @@ def parse_perftest(text: str) -> PerftestResult:
             m = _TEST.match(raw)
             if m and not line.startswith("#"):
                 test = f"{m.group('name')} {m.group('kind')}"
+            elif _RULE.match(line):
+                opening_rule = line
             continue
         if _RULE.match(line):
-            if in_rows and (rows or lat_rows):
+            # perftest closes its rows with the same rule it opens its banner with; a rule of
+            # another length after the rows (Open MPI's abort banner) is not its closing line
+            if opening_rule is None:
+                opening_rule = line
+            if in_rows and (rows or lat_rows) and line == opening_rule:
                 closed = True
                 in_rows = False
+            elif in_rows and (rows or lat_rows):
+                warnings.append(line)
             last_address = None
             continue
         if (m := _ADDRESS.match(raw)) is not None:
@@ -200,10 +209,23 @@ def parse_perftest(text: str) -> PerftestResult:
         remote_addresses=remote,
         settings=settings,
         warnings=warnings,
-        complete=closed or not (rows or lat_rows),
+        complete=(closed or not (rows or lat_rows)) and not ends_mid_line(text),
         duration_mode=role == "client" and bool(rows) and all(r.bw_peak == 0 for r in rows),
     )
     return result
 
 
-__all__ = ["PerftestLatencyRow", "PerftestResult", "PerftestRow", "parse_perftest"]
+def missing(result: PerftestResult, msg_size: int | None = None) -> list[str]:
+    """What keeps a client's ``result`` from being whole: perftest's closing rule after the
+    rows (the same rule as its banner's), and a row for ``msg_size`` (``-s``) when given."""
+    problems = []
+    if not (result.rows or result.latency_rows):
+        problems.append(f"perftest {result.test}: no result rows")
+    elif not result.complete:
+        problems.append(f"perftest {result.test}: no closing rule after the rows (cut short)")
+    if msg_size is not None and result.rows and all(r.bytes != msg_size for r in result.rows):
+        problems.append(f"perftest {result.test}: no row for {human_bytes(msg_size)}")
+    return problems
+
+
+__all__ = ["PerftestLatencyRow", "PerftestResult", "PerftestRow", "missing", "parse_perftest"]

@@ -158,6 +158,8 @@ def parse_sinfo(text: str) -> SinfoResult:
                 fields=values,
             )
         )
+    if not rows:
+        raise ParseError(f"sinfo output has a header and no rows: {lines[header_i].strip()!r}")
     if header[0] == "PARTITION":
         fmt = "default"
     else:

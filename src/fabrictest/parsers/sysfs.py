@@ -1,7 +1,9 @@
-"""RDMA ports read from sysfs (``/sys/class/infiniband/<dev>/ports/<n>/...``).
+"""RDMA port attributes as sysfs writes them (``/sys/class/infiniband/<dev>/ports/<n>/...``).
 
-Files read (a missing or unreadable file leaves its field None; the kernel answers EINVAL
-for an empty GID slot's type):
+Pure: these functions turn the texts of sysfs files into typed records; reading the files is
+:mod:`fabrictest.sysinfo`'s job (the one place that reads ``/sys/class/infiniband`` and
+``/sys/class/net``). A missing or unreadable file is passed as None and leaves its field None
+(the kernel answers EINVAL for an empty GID slot's type).
 
 =========================  ===========================================================
 ``state``                  ``4: ACTIVE`` -> ``PORT_ACTIVE``
@@ -23,11 +25,9 @@ netdev MTU minus 96 bytes of RoCE headers); for InfiniBand it stays None.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from .ibv_devinfo import (
     GidEntry,
-    HcaInfo,
     PortInfo,
     gid_kind,
     normalise_link_layer,
@@ -48,28 +48,7 @@ def roce_active_mtu(netdev_mtu: int) -> int | None:
     return None
 
 
-def infiniband_dir(root: Path | str = "/sys") -> Path:
-    """``root`` may be the sysfs mount (``/sys``) or ``.../class/infiniband`` itself."""
-    root = Path(root)
-    candidate = root / "class" / "infiniband"
-    return candidate if candidate.is_dir() or not root.name == "infiniband" else root
-
-
-def _net_dir(root: Path) -> Path:
-    root = Path(root)
-    if root.name == "infiniband":
-        return root.parent / "net"
-    return root / "class" / "net"
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _parse_rate(text: str | None) -> tuple[float | None, int | None, float | None]:
+def parse_rate(text: str | None) -> tuple[float | None, int | None, float | None]:
     """``100 Gb/sec (4X EDR)`` -> (100.0, 4, 25.0)."""
     if not text:
         return None, None, None
@@ -81,94 +60,56 @@ def _parse_rate(text: str | None) -> tuple[float | None, int | None, float | Non
     return rate, width, (rate / width if width else None)
 
 
-def _int(text: str | None) -> int | None:
+def parse_int(text: str | None) -> int | None:
+    """``0x16`` -> 22, ``1500`` -> 1500; None for a missing or malformed file."""
     if text is None:
         return None
     try:
-        return int(text, 0)
+        return int(text.strip(), 0)
     except ValueError:
         return None
 
 
-def list_ports(root: Path | str = "/sys") -> list[tuple[str, int]]:
-    """Every (device, port) under ``class/infiniband``; empty when there is none."""
-    base = infiniband_dir(root)
-    out: list[tuple[str, int]] = []
-    if not base.is_dir():
-        return out
-    for dev in sorted(p.name for p in base.iterdir()):
-        ports = base / dev / "ports"
-        if not ports.is_dir():
-            continue
-        for port in sorted(ports.iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else 0):
-            if port.name.isdigit():
-                out.append((dev, int(port.name)))
-    return out
-
-
-def read_port_from_sysfs(root: Path | str, device: str, port: int) -> PortInfo:
-    """One port's state, link, rate, GIDs (with types) and netdev from a sysfs tree."""
-    base = infiniband_dir(root)
-    pdir = base / device / "ports" / str(port)
-    if not pdir.is_dir():
-        raise FileNotFoundError(f"{pdir}: no such RDMA port")
-    link_layer = normalise_link_layer(_read(pdir / "link_layer"))
-    rate, width, lane = _parse_rate(_read(pdir / "rate"))
-    info = PortInfo(
+def parse_port(device: str, port: int, files: dict[str, str | None]) -> PortInfo:
+    """A port from the texts of its files (keys: state, phys_state, link_layer, rate, lid,
+    sm_lid); GIDs, netdev and MTU are added by :func:`add_gids` and :func:`add_netdev`."""
+    rate, width, lane = parse_rate(files.get("rate"))
+    return PortInfo(
         port=port,
         device=device,
-        state=normalise_state(_read(pdir / "state")),
-        phys_state=normalise_phys_state(_read(pdir / "phys_state")),
-        link_layer=link_layer,
+        state=normalise_state(files.get("state")),
+        phys_state=normalise_phys_state(files.get("phys_state")),
+        link_layer=normalise_link_layer(files.get("link_layer")),
         rate_gbps=rate,
         active_width=width,
         active_speed_gbps=lane,
-        lid=_int(_read(pdir / "lid")),
-        sm_lid=_int(_read(pdir / "sm_lid")),
+        lid=parse_int(files.get("lid")),
+        sm_lid=parse_int(files.get("sm_lid")),
     )
-    gids_dir = pdir / "gids"
-    netdevs: list[str] = []
-    if gids_dir.is_dir():
-        for entry in sorted(
-            gids_dir.iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else -1
-        ):
-            if not entry.name.isdigit():
-                continue
-            gid = _read(entry)
-            if not gid or set(gid.replace(":", "")) <= {"0"}:
-                continue
-            kind = gid_kind(_read(pdir / "gid_attrs" / "types" / entry.name), link_layer)
-            ndev = _read(pdir / "gid_attrs" / "ndevs" / entry.name) or None
-            if ndev:
-                netdevs.append(ndev)
-            info.gids.append(GidEntry(int(entry.name), gid, kind, ndev))
-    if netdevs:
-        info.netdev = netdevs[0]
-    else:
-        net = base / device / "device" / "net"
-        names = sorted(p.name for p in net.iterdir()) if net.is_dir() else []
-        if len(names) == 1:
-            info.netdev = names[0]
-    if link_layer == "Ethernet" and info.netdev:
-        mtu = _int(_read(_net_dir(Path(root)) / info.netdev / "mtu"))
-        if mtu is not None:
-            info.active_mtu = roce_active_mtu(mtu)
-    return info
 
 
-def read_hcas_from_sysfs(root: Path | str = "/sys") -> list[HcaInfo]:
-    """Every RDMA device and port under ``root`` (empty list when there is none)."""
-    base = infiniband_dir(root)
-    hcas: dict[str, HcaInfo] = {}
-    for dev, port in list_ports(root):
-        hca = hcas.get(dev)
-        if hca is None:
-            hca = HcaInfo(
-                name=dev,
-                fw_ver=_read(base / dev / "fw_ver"),
-                node_guid=_read(base / dev / "node_guid"),
-                board_id=_read(base / dev / "board_id"),
-            )
-            hcas[dev] = hca
-        hca.ports.append(read_port_from_sysfs(root, dev, port))
-    return list(hcas.values())
+def parse_gid(
+    index: int, gid: str | None, gid_type: str | None, ndev: str | None, link_layer: str | None
+) -> GidEntry | None:
+    """One GID slot (``gids/<i>``, ``gid_attrs/types/<i>``, ``gid_attrs/ndevs/<i>``); None
+    for an empty (all-zero) or missing slot."""
+    if not gid or set(gid.replace(":", "")) <= {"0"}:
+        return None
+    return GidEntry(index, gid, gid_kind(gid_type, link_layer), ndev or None)
+
+
+def add_gids(info: PortInfo, gids: list[GidEntry], device_netdevs: list[str]) -> None:
+    """Attach GIDs and the port's netdev: the one its GIDs name, else the only one under
+    ``<dev>/device/net/`` (IPoIB)."""
+    info.gids = list(gids)
+    named = [g.netdev for g in gids if g.netdev]
+    if named:
+        info.netdev = named[0]
+    elif len(device_netdevs) == 1:
+        info.netdev = device_netdevs[0]
+
+
+def add_netdev_mtu(info: PortInfo, netdev_mtu: int | None) -> None:
+    """RoCE ports: the active MTU the kernel derives from the netdev's MTU."""
+    if info.link_layer == "Ethernet" and netdev_mtu is not None:
+        info.active_mtu = roce_active_mtu(netdev_mtu)

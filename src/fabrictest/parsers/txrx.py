@@ -20,10 +20,11 @@ message starts with ``ERROR:``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, fields
 
-from ._util import require_text
+from ._util import ends_mid_line, require_text
 from .errors import ParseError
 
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
@@ -88,6 +89,7 @@ class TxrxReport:
     transmitters: list[TxrxTransmitter]
     buffers: list[tuple[str, str, tuple[int, ...]]]
     errors: list[str]
+    cut_mid_line: bool = False  # the text ends inside a line
 
     def complete_streams(self, require_corrupt: bool = False) -> list[TxrxStream]:
         """Streams with every field (see :meth:`TxrxStream.is_complete`)."""
@@ -115,6 +117,17 @@ class TxrxReport:
         return sum(s.missed for s in self.streams if s.missed is not None)
 
 
+def _number(token: str, count: bool, line: str) -> int | float:
+    """A count must be a whole number (``nan`` or ``1.5`` messages is not the tool's output);
+    a rate or time may be ``nan``/``inf`` (then the stream is not whole, see ``missing``)."""
+    if not count:
+        return float(token)
+    value = float(token)
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        raise ParseError(f"not tx/rx output: a message count of {token!r}: {line.strip()!r}")
+    return int(value)
+
+
 def parse_txrx(text: str) -> TxrxReport:
     text = require_text(text, "txrx")
     streams: dict[tuple[int, int], TxrxStream] = {}
@@ -126,8 +139,7 @@ def parse_txrx(text: str) -> TxrxReport:
             key = (int(m.group(1)), int(m.group(2)))
             stream = streams.setdefault(key, TxrxStream(*key))
             name = _RX_FIELD[m.group(3)]
-            value = m.group(4)
-            setattr(stream, name, int(float(value)) if name in _INT_FIELDS else float(value))
+            setattr(stream, name, _number(m.group(4), name in _INT_FIELDS, line))
             continue
         if (m := _TX.search(line)) is not None:
             tx = txs.setdefault(int(m.group(1)), TxrxTransmitter(int(m.group(1))))
@@ -149,4 +161,51 @@ def parse_txrx(text: str) -> TxrxReport:
         transmitters=[txs[k] for k in sorted(txs)],
         buffers=buffers,
         errors=errors,
+        cut_mid_line=ends_mid_line(text),
     )
+
+
+def expected_streams(nrx: int, nlink: int) -> list[tuple[int, int]]:
+    """(receiver rank, its stream index) of every stream of an ``nrx``/``nlink`` run: transmitter
+    ``t`` feeds receiver ``t % nrx`` as that receiver's stream ``t // nrx``."""
+    return sorted((t % nrx, t // nrx) for t in range(nlink))
+
+
+def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
+    """What keeps ``report`` from being whole: every stream of the run with all its lines and
+    finite figures, and every transmitter's elapsed time and rate. Empty when whole."""
+    problems = []
+    got = {(s.receiver_rank, s.transmitter): s for s in report.streams}
+    want = expected_streams(nrx, nlink)
+    absent = [key for key in want if key not in got]
+    if absent:
+        names = ", ".join(f"receiver {r} <- transmitter {k}" for r, k in absent[:4])
+        more = f" and {len(absent) - 4} more" if len(absent) > 4 else ""
+        problems.append(f"{len(want) - len(absent)} of {len(want)} streams reported; "
+                        f"no {names}{more}")
+    extra = sorted(set(got) - set(want))
+    if extra:
+        problems.append(f"unexpected streams {extra} for --nrx {nrx} --nlink {nlink}")
+    for key in want:
+        stream = got.get(key)
+        if stream is None:
+            continue
+        tag = f"receiver {key[0]} <- transmitter {key[1]}"
+        lacking = [label for label, name in _RX_FIELD.items()
+                   if name != "corrupt" and getattr(stream, name) is None]
+        if lacking:
+            problems.append(f"{tag}: no {', '.join(repr(x) for x in lacking)} line")
+        bad = [label for label, name in _RX_FIELD.items()
+               if isinstance(getattr(stream, name), float) and not math.isfinite(getattr(stream, name))]
+        if bad:
+            problems.append(f"{tag}: {', '.join(bad)} not a finite number")
+    txs = {t.rank: t for t in report.transmitters}
+    for t in range(nlink):
+        tx = txs.get(t)
+        if tx is None or tx.gbps is None or tx.elapsed_s is None:
+            problems.append(f"transmitter {t}: no " + ("report" if tx is None else "rate/elapsed line"))
+        elif not (math.isfinite(tx.gbps) and math.isfinite(tx.elapsed_s)):
+            problems.append(f"transmitter {t}: rate or elapsed time not a finite number")
+    if report.cut_mid_line:
+        problems.append("tx/rx output ends mid-line (cut short)")
+    return problems

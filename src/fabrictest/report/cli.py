@@ -9,97 +9,143 @@
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
 `--session-extras KEY=VALUE`), `--report FILE` (a JSON run report), `--perflog PATH` (perflog
-file or directory). The first is the base, the second the target. `compare` exits 1 when a
-figure regressed beyond tolerance.
+file or directory). The first is the base, the second the target. `compare` exits 0 when
+figures were compared and none regressed, 1 when one regressed (or has no value in the
+target), 2 when nothing could be compared (a source missing, empty or unreadable, no figure
+in common) or an option makes no sense.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import math
+import os
 import sys
 from pathlib import Path
 
-from .compare import against_references, compare, render_table
-from .results import (
-    PerfRecord,
-    ResultsError,
-    describe_sessions,
-    load_perflogs,
-    records_from_report,
-    tag_query,
-    testcases_from_report,
+from .calibrate import FACTOR, FLOOR, MAX_BOUND
+from .calibrate_cmd import cmd_calibrate
+from .compare import (
+    NOISE_FACTOR,
+    against_references,
+    compare,
+    compared,
+    render_table,
+    verdict,
 )
+from .results import ResultsError, ResultSet
+from .sources import Source, check, read, writable_dir, writable_file
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line and exit 2, like every other refusal of this command."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
 class _Source(argparse.Action):
     def __call__(self, parser, ns, values, option_string=None):
         kind = option_string.lstrip("-")
-        ns.sources = [*(ns.sources or []), (kind, values)]
+        ns.sources = [*(ns.sources or []), Source(kind, values)]
 
 
 def _add_sources(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("sources (the first is the base, the second the target)")
     g.add_argument("--session", action=_Source, metavar="UUID|QUERY")
     g.add_argument("--tag", action=_Source, metavar="KEY=VALUE[,KEY=VALUE]")
-    g.add_argument("--report", action=_Source, metavar="FILE")
+    g.add_argument("--report", action=_Source, metavar="FILE|GLOB")
     g.add_argument("--perflog", action=_Source, metavar="PATH")
     p.set_defaults(sources=[])
 
 
+def tolerance(text: str) -> float:
+    """A fraction in [0, 1): beyond it a figure regressed (1 or more could never fail for a
+    rate, a negative one would call improvements regressions)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a fraction in [0, 1) (0.1 means 10%)")
+    return value
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
 class Loaded:
-    def __init__(self, label: str, records: list[PerfRecord], testcases: list[dict]):
-        self.label = label
-        self.records = records
-        self.testcases = testcases
+    def __init__(self, src: Source, res: ResultSet):
+        self.label = src.label
+        self.records = res.records
+        self.testcases = res.testcases
+        self.unreadable = res.unreadable
 
 
-def load(kind: str, value: str) -> Loaded:
-    if kind == "session":
-        data = describe_sessions(value)
-        label = value[:8] if re.fullmatch(r"[0-9a-f-]{36}", value) else value
-        return Loaded(label, records_from_report(data, value), testcases_from_report(data))
-    if kind == "tag":
-        query = tag_query(value.split(","))
-        data = describe_sessions(query)
-        return Loaded(value, records_from_report(data, value), testcases_from_report(data))
-    if kind == "report":
-        try:
-            data = json.loads(Path(value).read_text())
-        except (OSError, ValueError) as err:
-            raise ResultsError(f"{value}: not a ReFrame JSON run report ({err})") from err
-        return Loaded(Path(value).name, records_from_report(data, value),
-                      testcases_from_report(data))
-    if kind == "perflog":
-        return Loaded(Path(value).name, load_perflogs(value), [])
-    raise ResultsError(f"unknown source {kind}")
+def _load(src: Source) -> Loaded:
+    return Loaded(src, read(src))
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
 
 
 def cmd_compare(args) -> int:
     if args.against_references:
         if len(args.sources) != 1:
             raise ResultsError("--against-references takes exactly one source")
-        src = load(*args.sources[0])
-        rows = against_references(src.records, args.tolerance)
-        base_label, target_label = "reference", src.label
-        tol = args.tolerance
-    else:
-        if len(args.sources) != 2:
-            raise ResultsError("compare needs two sources (base, target) or "
-                               "--against-references and one")
-        a, b = (load(*s) for s in args.sources)
-        tol = 0.10 if args.tolerance is None else args.tolerance
-        rows = compare(a.records, b.records, tol)
-        base_label, target_label = a.label, b.label
+    elif len(args.sources) != 2:
+        raise ResultsError("compare needs two sources (base, target) or "
+                           "--against-references and one")
+    for src in args.sources:
+        check(src)
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"base": base_label, "target": target_label, "tolerance": tol,
-             "rows": [r.to_dict() for r in rows]}, indent=1) + "\n")
+        writable_file("--json", args.json)
+    if args.against_references:
+        src = _load(args.sources[0])
+        rows = against_references(src.records, args.tolerance)
+        base_label, target_label, tol = "reference", src.label, args.tolerance
+        unreadable = src.unreadable
+        if not compared(rows):
+            raise ResultsError(
+                f"{args.sources[0].option}: none of its {len(rows)} figures has a reference "
+                "to compare with")
+    else:
+        a, b = (_load(s) for s in args.sources)
+        tol = 0.10 if args.tolerance is None else args.tolerance
+        rows = compare(a.records, b.records, tol, args.noise_factor)
+        base_label, target_label = a.label, b.label
+        unreadable = a.unreadable + b.unreadable
+        if not compared(rows):
+            n_a = len({(r.test, r.sysenv, r.pvar) for r in a.records})
+            n_b = len({(r.test, r.sysenv, r.pvar) for r in b.records})
+            raise ResultsError(
+                f"nothing to compare: no figure of the base ({n_a} figures) has a value in the "
+                f"target ({n_b} figures)")
+    line, status = verdict(rows, unreadable, tol, args.allow_missing)
+    if args.json:
+        _write_json(args.json, {"base": base_label, "target": target_label, "tolerance": tol,
+                                "rows": [r.to_dict() for r in rows], "verdict": line,
+                                "unreadable": unreadable})
     if args.only_moved:
         rows = [r for r in rows if r.status != "ok"]
-    sys.stdout.write(render_table(rows, base_label, target_label, tol))
-    return 1 if any(r.status == "REGRESSED" for r in rows) else 0
+    sys.stdout.write(render_table(rows, base_label, target_label) + "\n" + line + "\n")
+    return status
 
 
 def _sweeps_from(testcases: list[dict]) -> list[tuple[str, dict]]:
@@ -116,24 +162,45 @@ def _sweeps_from(testcases: list[dict]) -> list[tuple[str, dict]]:
     return out
 
 
+SWEEP_KEYS = ("nodes", "pairs", "verdict", "level", "nodes_table", "unit", "rounds_used")
+
+
+def _read_sweep(path: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise ResultsError(f"--sweep {path}: not a fabric-sweep JSON file ({err})") from err
+    missing = [k for k in SWEEP_KEYS if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise ResultsError(f"--sweep {path}: not a fabric-sweep JSON file "
+                           f"(no {', '.join(missing)})")
+    return data
+
+
 def cmd_html(args) -> int:
+    if not args.sources and not args.sweep:
+        raise ResultsError("nothing to report: give a source (--session, --tag, --report, "
+                           "--perflog) or --sweep")
+    if len(args.sources) > 2:
+        raise ResultsError(f"html takes at most two sources (base, target), "
+                           f"got {len(args.sources)}")
+    for src in args.sources:
+        check(src)
+    sweeps = [(path, _read_sweep(path)) for path in args.sweep]
+    outdir = writable_dir("-o", args.output)
+
     from . import html as page
     from . import plots
 
-    outdir = Path(args.output)
-    outdir.mkdir(parents=True, exist_ok=True)
-    loaded = [load(*s) for s in args.sources]
+    loaded = [_load(s) for s in args.sources]
     target = loaded[-1] if loaded else None
     records = target.records if target else []
     comparison = None
-    if len(loaded) >= 2:
+    if len(loaded) == 2:
         comparison = (loaded[0].label, target.label,
                       compare(loaded[0].records, records, args.tolerance or 0.10))
     elif target:
         comparison = ("reference", target.label, against_references(records, args.tolerance))
-    sweeps = []
-    for path in args.sweep:
-        sweeps.append((path, json.loads(Path(path).read_text())))
     if target:
         sweeps += _sweeps_from(target.testcases)
     sweep_views = []
@@ -141,7 +208,8 @@ def cmd_html(args) -> int:
         sweep_views.append((label, data, plots.sweep_views(data, outdir, tag=f"sweep{i}")))
     text = page.page(
         title=args.title,
-        sources=[f"{k} {v}" for k, v in args.sources] + [f"sweep {p}" for p in args.sweep],
+        sources=[s.option.lstrip("-") for s in args.sources]
+        + [f"sweep {p}" for p in args.sweep],
         records=records,
         size_images=plots.size_curves(records, outdir),
         stream_images=plots.stream_rates(records, outdir),
@@ -151,22 +219,41 @@ def cmd_html(args) -> int:
         embed=args.embed,
     )
     index = outdir / "index.html"
-    index.write_text(text, encoding="utf-8")
-    print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps)")
+    try:
+        index.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise ResultsError(f"-o {args.output}: {err.strerror or err}") from err
+    unreadable = sum(x.unreadable for x in loaded)
+    print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps; "
+          f"could not read {unreadable})")
     return 0
 
 
+def fraction(text: str) -> float:
+    value = positive(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction in (0, 1)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="fabric-report", description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compare", help="compare two result sets, or one against references")
     _add_sources(c)
     c.add_argument("--against-references", action="store_true")
-    c.add_argument("--tolerance", type=float, default=None,
-                   help="fraction a figure may move in the bad direction (default 0.10; with "
-                        "--against-references: the references' own bands)")
+    c.add_argument("--tolerance", type=tolerance, default=None,
+                   help="fraction in [0, 1) a figure may move in the bad direction (default "
+                        "0.10; with --against-references: the references' own bands)")
+    c.add_argument("--noise-factor", type=positive, default=NOISE_FACTOR, metavar="K",
+                   help="with 3 or more sessions on each side, a change must also exceed K "
+                        "times the sessions' combined relative spread (1.4826 x MAD) and "
+                        f"leave the base's range to count (default {NOISE_FACTOR:g})")
+    c.add_argument("--allow-missing", action="store_true",
+                   help="a figure of the base missing from the target (a target that ran "
+                        "fewer tests) does not fail the comparison")
     c.add_argument("--only-moved", action="store_true", help="print only rows that are not ok")
     c.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     c.set_defaults(func=cmd_compare)
@@ -176,15 +263,42 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a `fabric-sweep --json` file (repeat)")
     h.add_argument("-o", "--output", default="report", help="output directory (default report/)")
     h.add_argument("--title", default="fabrictest report")
-    h.add_argument("--tolerance", type=float, default=None)
+    h.add_argument("--tolerance", type=tolerance, default=None)
     h.add_argument("--embed", action="store_true", help="embed the PNGs in the HTML (base64)")
     h.set_defaults(func=cmd_html)
+    k = sub.add_parser(
+        "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
+        description="reference = the sessions' median; bound = the largest of --floor, "
+                    "--factor x 1.4826 MAD and the farthest session, on the side that matters "
+                    "(rates: lower, times: upper). Merged into the system's reference file; "
+                    "other tests, entries, comments and provenance are kept as they are.")
+    _add_sources(k)
+    k.add_argument("--system", help="the system to calibrate (default: the sessions' only one)")
+    k.add_argument("--factor", type=positive, default=FACTOR,
+                   help=f"times the robust spread (1.4826 x MAD) (default {FACTOR:g})")
+    k.add_argument("--floor", type=fraction, default=FLOOR,
+                   help=f"the tightest bound, a fraction (default {FLOOR:g})")
+    k.add_argument("--max-bound", type=positive, default=MAX_BOUND,
+                   help="refuse a figure whose bound would be wider than this fraction "
+                        f"(default {MAX_BOUND:g})")
+    k.add_argument("--only", metavar="REGEX", help="figures whose 'test figure' matches")
+    k.add_argument("--exclude", metavar="REGEX", help="leave out figures whose 'test figure' "
+                                                      "matches")
+    k.add_argument("--reference-dir", metavar="DIR",
+                   help="where <system>.yaml is (default $RFM_REFERENCE_PREFIX, else reference/)")
+    k.add_argument("-o", "--output", metavar="FILE", help="write this file instead")
+    k.add_argument("--dry-run", action="store_true",
+                   help="print the entries and the file's diff, write nothing")
+    k.set_defaults(func=cmd_calibrate)
     return ap
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     try:
+        if args.func is cmd_calibrate:
+            return cmd_calibrate(args, argv)  # it records its command line
         return args.func(args)
     except ResultsError as err:
         print(f"fabric-report: {err}", file=sys.stderr)

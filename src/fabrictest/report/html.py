@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from .compare import CompareRow
+from .compare import CompareRow, noise_text
 from .results import PerfRecord
 
 CSS = """
@@ -19,7 +19,7 @@ table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#eee}
 td.num{text-align:right;font-family:monospace}
 tr.REGRESSED td,tr.suspect td,tr.unreachable td,tr.fail td{background:#fbe3e3}
-tr.improved td{background:#e3f4e3}tr.new td,tr.missing td,tr.cleared td{background:#f6f3de}
+tr.improved td{background:#e3f4e3}tr.noise td{background:#f0f0f0}tr.new td,tr.missing td,tr.cleared td{background:#f6f3de}
 .verdict{font-family:monospace;background:#f4f4f4;padding:.6em;white-space:pre-wrap}
 img{max-width:100%;border:1px solid #ddd;margin:.4em 0}
 .note{color:#555;font-size:.85em}
@@ -62,18 +62,27 @@ def _records_table(records: Sequence[PerfRecord], limit: int = 400) -> str:
 
 
 def compare_table(rows: Sequence[CompareRow], base_label: str, target_label: str) -> str:
+    with_noise = any(r.n_base > 1 or r.n_target > 1 for r in rows)
+    noise_head = ("<th>noise base (n)</th><th>noise target (n)</th><th>beyond noise</th>"
+                  if with_noise else "")
     out = [
         "<table><tr><th>test</th><th>scenario</th><th>system</th><th>nodes</th><th>figure</th>"
         f"<th>unit</th><th>{_e(base_label)}</th><th>{_e(target_label)}</th><th>change</th>"
-        "<th>status</th></tr>"
+        f"{noise_head}<th>status</th></tr>"
     ]
     for r in rows:
         ch = "-" if r.change is None else f"{100 * r.change:+.1f}%"
+        noise = ""
+        if with_noise:
+            beyond = {True: "yes", False: "no", None: "?"}[r.beyond_noise]
+            noise = (f"<td class=num>{_e(noise_text(r.noise_base, r.n_base))}</td>"
+                     f"<td class=num>{_e(noise_text(r.noise_target, r.n_target))}</td>"
+                     f"<td>{beyond if r.change is not None else '-'}</td>")
         out.append(
             f'<tr class="{_e(r.status)}"><td>{_e(r.test)}</td><td>{_e(r.scenario)}</td>'
             f"<td>{_e(r.sysenv)}</td><td>{_e(r.nodes)}</td><td>{_e(r.pvar)}</td>"
             f"<td>{_e(r.unit)}</td><td class=num>{_n(r.base)}</td>"
-            f"<td class=num>{_n(r.target)}</td><td class=num>{ch}</td>"
+            f"<td class=num>{_n(r.target)}</td><td class=num>{ch}</td>{noise}"
             f"<td>{_e(r.status)}{(' (' + _e(r.note) + ')') if r.note else ''}</td></tr>"
         )
     out.append("</table>")

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from .compare import lower_is_better  # noqa: E402
+from .direction import is_time  # noqa: E402
 from .results import PerfRecord  # noqa: E402
 
 SIZE_PARAMS = ("msg_size", "message_size", "size", "msgsize")
@@ -66,11 +66,11 @@ def size_curves(records: Sequence[PerfRecord], outdir: Path) -> list[dict]:
         series = {k: v for k, v in series.items() if len({s for s, _ in v}) >= 2}
         if not series:
             continue
-        kinds = sorted({"latency" if lower_is_better(u) else "bandwidth" for _p, _m, u in series})
+        kinds = sorted({"latency" if is_time(u) else "bandwidth" for _p, _m, u in series})
         fig, axes = plt.subplots(1, len(kinds), figsize=(6.2 * len(kinds), 4.2), squeeze=False)
         for ax, kind in zip(axes[0], kinds, strict=True):
             for (params, metric, unit), pts in sorted(series.items()):
-                if ("latency" if lower_is_better(unit) else "bandwidth") != kind:
+                if ("latency" if is_time(unit) else "bandwidth") != kind:
                     continue
                 pts.sort(key=lambda p: p[0])
                 xs = [p[0] for p in pts]

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +46,8 @@ class PerfRecord:
     time: float | None = None
     outputdir: str = ""
     source: str = ""
+    #: the test case's variables and parameters (run reports and stored sessions only)
+    variables: dict = field(default_factory=dict, repr=False)
 
     @property
     def scenario(self) -> str:
@@ -90,18 +93,46 @@ def _num(x) -> float | None:
         return None
 
 
-def records_from_report(data, source: str = "") -> list[PerfRecord]:
-    """Records of a run report (dict) or of `--describe-stored-sessions` output (list)."""
+@dataclass
+class ResultSet:
+    """What one source gave: its figures, how many entries could not be read, and the
+    sessions they came from (uuid -> ReFrame's ``session_info``)."""
+
+    records: list[PerfRecord] = field(default_factory=list)
+    unreadable: int = 0
+    sessions: dict[str, dict] = field(default_factory=dict)
+    testcases: list[dict] = field(default_factory=list)
+
+    def extend(self, other: ResultSet) -> None:
+        self.records += other.records
+        self.unreadable += other.unreadable
+        self.sessions.update(other.sessions)
+        self.testcases += other.testcases
+
+
+def _variables(tc: dict) -> dict:
+    """The test case's variables and parameters (what may index a reference or shape a
+    figure), and ReFrame's facts about it (fail_phase, job_nodelist, ...)."""
+    return {k: v for k, v in tc.items() if k != "perfvalues"}
+
+
+def read_report(data, source: str = "") -> ResultSet:
+    """A run report (dict) or `--describe-stored-sessions` output (list of sessions)."""
     sessions = data if isinstance(data, list) else [data]
-    out: list[PerfRecord] = []
+    out = ResultSet()
     for sess in sessions:
-        info = sess.get("session_info", {})
+        if not isinstance(sess, dict) or not isinstance(sess.get("runs"), list):
+            raise ResultsError(f"{source}: not a ReFrame run report (no 'runs')")
+        info = sess.get("session_info") or {}
         uuid = info.get("uuid", "")
-        runs = sess.get("runs", [])
+        if uuid:
+            out.sessions[uuid] = info
+        runs = sess["runs"]
+        out.testcases += [tc for run in runs for tc in run.get("testcases") or []]
         # retries/reruns: keep the last run of each test case
         last: dict[str, dict] = {}
         for run in runs:
-            for tc in run.get("testcases", []):
+            for tc in run.get("testcases") or []:
                 key = f"{tc.get('name')}|{tc.get('system')}|{tc.get('partition')}|{tc.get('environ')}"
                 last[key] = tc
         for tc in last.values():
@@ -109,11 +140,21 @@ def records_from_report(data, source: str = "") -> list[PerfRecord]:
             params = params_of(name)
             if isinstance(tc.get("scenario"), str) and tc["scenario"]:
                 params.setdefault("scenario", tc["scenario"])  # a variable, not a parameter
-            for key, pv in (tc.get("perfvalues") or {}).items():
+            perfvalues = tc.get("perfvalues") or {}
+            if not isinstance(perfvalues, dict):
+                out.unreadable += 1
+                continue
+            for key, pv in perfvalues.items():
+                if not isinstance(pv, list) or not pv:
+                    out.unreadable += 1
+                    continue
                 pvar = key.split(":")[-1]
                 val, ref, lower, upper, unit = (list(pv) + [None] * 6)[:5]
+                if val is not None and _num(val) is None:
+                    out.unreadable += 1
+                    continue
                 result = pv[5] if len(pv) > 5 else tc.get("result", "")
-                out.append(
+                out.records.append(
                     PerfRecord(
                         test=name,
                         base=name.split(" %")[0].split(" ")[0],
@@ -133,9 +174,15 @@ def records_from_report(data, source: str = "") -> list[PerfRecord]:
                         time=_num(tc.get("job_completion_time_unix")),
                         outputdir=tc.get("outputdir") or "",
                         source=source or uuid,
+                        variables=_variables(tc),
                     )
                 )
     return out
+
+
+def records_from_report(data, source: str = "") -> list[PerfRecord]:
+    """Records of a run report (dict) or of `--describe-stored-sessions` output (list)."""
+    return read_report(data, source).records
 
 
 def testcases_from_report(data) -> list[dict]:
@@ -143,12 +190,16 @@ def testcases_from_report(data) -> list[dict]:
     return [tc for s in sessions for run in s.get("runs", []) for tc in run.get("testcases", [])]
 
 
-def load_report_file(path: str | os.PathLike) -> list[PerfRecord]:
+def read_report_file(path: str | os.PathLike) -> ResultSet:
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as err:
         raise ResultsError(f"{path}: not a ReFrame JSON run report ({err})") from err
-    return records_from_report(data, source=str(path))
+    return read_report(data, source=str(path))
+
+
+def load_report_file(path: str | os.PathLike) -> list[PerfRecord]:
+    return read_report_file(path).records
 
 
 def reframe_exe() -> str:
@@ -157,7 +208,7 @@ def reframe_exe() -> str:
 
 
 def tag_query(tags: Iterable[str]) -> str:
-    """`stack=pre-upgrade` (and more, all required) -> ReFrame's session filter."""
+    """`stack=post-upgrade` (and more, all required) -> ReFrame's session filter."""
     terms = []
     for t in tags:
         k, sep, v = t.partition("=")
@@ -168,15 +219,25 @@ def tag_query(tags: Iterable[str]) -> str:
 
 
 def describe_sessions(query: str, env: dict[str, str] | None = None) -> list:
-    """`reframe --describe-stored-sessions QUERY` as JSON (a list of sessions)."""
+    """`reframe --describe-stored-sessions QUERY` as JSON (a list of sessions).
+
+    The query writes its log to a temporary file: it must never truncate the log of a run
+    in progress (the configuration's log file), nor need that file's directory to exist.
+    """
     cmd = [reframe_exe(), "--describe-stored-sessions", query, "--nocolor"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    env = dict(os.environ if env is None else env)
+    with tempfile.TemporaryDirectory(prefix="fabric-report-") as tmp:
+        env["FABRICTEST_RFM_LOG"] = os.path.join(tmp, "reframe-query.log")
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise ResultsError(f"{' '.join(cmd)}: {err}") from err
     text = proc.stdout
     start = text.find("[")
     if proc.returncode != 0 or start < 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()
         raise ResultsError(
-            f"{' '.join(cmd)} failed (exit {proc.returncode}): "
-            f"{(proc.stderr or proc.stdout).strip()[-500:]}"
+            f"{' '.join(cmd)} failed (exit {proc.returncode}): {last[-1] if last else ''}"
         )
     try:
         data = json.loads(text[start:])
@@ -187,38 +248,56 @@ def describe_sessions(query: str, env: dict[str, str] | None = None) -> list:
     return data
 
 
+def read_session(query: str, env: dict[str, str] | None = None) -> ResultSet:
+    return read_report(describe_sessions(query, env), source=query)
+
+
 def load_session(query: str, env: dict[str, str] | None = None) -> list[PerfRecord]:
     """Records of the stored session(s) a UUID or a `?filter` query selects."""
-    return records_from_report(describe_sessions(query, env), source=query)
+    return read_session(query, env).records
 
 
-def load_perflogs(path: str | os.PathLike) -> list[PerfRecord]:
+def read_perflogs(path: str | os.PathLike) -> ResultSet:
     """Records from ReFrame `filelog` perflogs (a file or a directory tree of `*.log`).
 
     The header line names the fields; performance variables are the `<var>_value` columns
     followed by `_unit`, `_ref`, `_lower_thres`, `_upper_thres` as written by our
-    configuration (and ReFrame's default format).
+    configuration (and ReFrame's default format). Lines that are neither a header nor a row
+    of the header's shape, and values that are not numbers, are counted as unreadable.
     """
     p = Path(path)
+    if not p.exists():
+        raise ResultsError(f"{path}: no such file or directory")
     files = sorted(p.rglob("*.log")) if p.is_dir() else [p]
-    out: list[PerfRecord] = []
+    out = ResultSet()
     for f in files:
+        try:
+            text = f.read_text(errors="replace")
+        except OSError as err:
+            raise ResultsError(f"{f}: cannot read ({err.strerror or err})") from err
         header: list[str] | None = None
-        for line in f.read_text(errors="replace").splitlines():
+        for line in text.splitlines():
+            if not line.strip():
+                continue
             cols = line.rstrip("\n").split("|")
             if "display_name" in cols or "check_display_name" in cols:
                 header = [c.removeprefix("check_") for c in cols]
                 continue
             if header is None or len(cols) < len(header) - 1:
+                out.unreadable += 1
                 continue
             row = dict(zip(header, cols, strict=False))
             name = row.get("display_name", "")
+            jobid = row.get("jobid", "").removeprefix("jobid=")
             for col in header:
                 if not col.endswith("_value"):
                     continue
                 var = col[: -len("_value")]
-                jobid = row.get("jobid", "").removeprefix("jobid=")
-                out.append(
+                value = _num(row.get(col))
+                if value is None:
+                    out.unreadable += 1
+                    continue
+                out.records.append(
                     PerfRecord(
                         test=name,
                         base=name.split(" %")[0],
@@ -226,7 +305,7 @@ def load_perflogs(path: str | os.PathLike) -> list[PerfRecord]:
                         partition=row.get("partition", ""),
                         environ=row.get("environ", ""),
                         pvar=var,
-                        value=_num(row.get(col)),
+                        value=value,
                         unit=row.get(f"{var}_unit", ""),
                         ref=_num(row.get(f"{var}_ref")) or None,
                         lower=_num(row.get(f"{var}_lower_thres")),
@@ -238,3 +317,7 @@ def load_perflogs(path: str | os.PathLike) -> list[PerfRecord]:
                     )
                 )
     return out
+
+
+def load_perflogs(path: str | os.PathLike) -> list[PerfRecord]:
+    return read_perflogs(path).records

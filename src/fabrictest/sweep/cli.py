@@ -1,14 +1,20 @@
-"""`fabric-sweep`: measure disjoint node pairs in a few rounds and name the slow nodes.
+"""`fabric-sweep`: measure disjoint node pairs, both directions, and name the slow nodes.
 
 Examples:
     salloc -p vc -N 4 fabric-sweep                      # the allocation, srun steps
     fabric-sweep --partition vc                          # a partition (run inside salloc)
-    fabric-sweep 'nid00[1000-1063]' --launcher mpirun    # mpirun --host a,b per pair
-    fabric-sweep 'node[01-16]' --launcher sim --sim-slow node03=0.25   # simulation
+    fabric-sweep 'nid00[1000-1063]' --launcher mpirun    # mpirun --host a,b per run
+    fabric-sweep 'node[01-16]' --launcher sim --sim-slow node03=0.5:tx   # simulation
+    fabric-sweep 'nid[000001-100000]' --launcher sim --sim-sigma 0.28 --sim-slow @slow.txt
 
-Output: a summary, the per-node table, the raw pair figures, then `verdict:` and one line per
-suspect (`suspect: NODE ...` with its evidence) or `suspects: none`. Exit status 0 when there
-are no suspects, 1 when there are, 2 when the sweep could not run.
+Before measuring it prints the plan (nodes, pairs per round, rounds planned and at most, wall
+time) on stderr, then a line per round (why an extra round runs, what it found). Output: a
+summary, the per-node table (send and receive), the runs, then `verdict:` and one line per
+suspect (`suspect: NODE send ... (3/3 pairs slow sending, receiving ok; confirmed with ...)`),
+per run that gave no figure although both its nodes are fine (`failed run: ...`), per
+node-direction that could not be decided (`undecided: ...`), or `suspects: none`. Ctrl-C
+prints the verdict so far. Exit status 0 for `suspects: none`, 1 otherwise, 2 when the sweep
+could not run (bad options, or no run gave a figure at all), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -19,14 +25,21 @@ import shutil
 import sys
 
 from . import nodes as nodeset
-from .core import run_sweep
+from . import options, specs
+from .core import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, run_sweep
+from .estimate import VerdictParams
+from .measure import OsuBw, Txrx
+from .options import OneLineParser, UsageError, parse_count, parse_number
 from .output import render
-from .runners import LocalRunner, OsuBw, SimulatedRunner, SlurmRunner, Txrx
-from .verdict import VerdictParams
+from .runners import LocalRunner, SlurmRunner
+from .runs import OK
+from .simulate import SimulatedRunner
+
+EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="fabric-sweep",
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("\n\n", 1)[1],
@@ -44,9 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "auto: slurm inside an allocation, else mpirun")
     g.add_argument("--all-local", action="store_true",
                    help="mpirun: run every pair on this host (smoke test of the chain)")
-    g.add_argument("--pair-timeout", type=float, default=120.0,
-                   help="seconds a pair may take before it counts as failed (default 120)")
-    g.add_argument("--max-concurrent", type=int, default=256,
+    g.add_argument("--pair-timeout", type=parse_number, default=120.0,
+                   help="seconds one run (one direction of a pair) may take before it counts "
+                        f"as failed (default 120, at most {options.MAX_PAIR_TIMEOUT:g})")
+    g.add_argument("--pair-seconds", type=parse_number, default=None,
+                   help="expected seconds of one run, for the wall-time estimate of the plan "
+                        "(default: estimated after the first round)")
+    g.add_argument("--max-concurrent", type=parse_count, default=256,
                    help="pairs launched at once within a round (default 256)")
     g.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="extra srun argument (repeat); also $FABRIC_SWEEP_SRUN_ARGS")
@@ -56,34 +73,45 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("measurement")
     g.add_argument("--test", choices=["txrx", "osu_bw"], default="txrx")
     g.add_argument("--method", choices=["mpi", "rdma"], default="mpi", help="txrx method")
-    g.add_argument("--msg-size", type=int, default=65536)
-    g.add_argument("--nmsg", type=lambda s: int(s.replace("_", "")), default=500)
-    g.add_argument("--num-blks", type=int, default=10)
-    g.add_argument("--num-cmsgs", type=int, default=100)
+    g.add_argument("--msg-size", type=parse_count, default=65536)
+    g.add_argument("--nmsg", type=parse_count, default=500)
+    g.add_argument("--num-blks", type=parse_count, default=10)
+    g.add_argument("--num-cmsgs", type=parse_count, default=100)
     g.add_argument("--txrx-arg", action="append", default=[], metavar="ARG")
     g.add_argument("--osu-bw", default=None, help="osu_bw executable (default: $OSU_HOME or PATH)")
-    g.add_argument("--osu-size", type=int, default=1 << 20)
+    g.add_argument("--osu-size", type=parse_count, default=1 << 20)
 
     g = ap.add_argument_group("schedule and verdict")
-    g.add_argument("--rounds", type=int, default=2, help="screening matchings (default 2)")
-    g.add_argument("--confirm", type=int, default=1,
-                   help="confirmation rounds against known-good partners (default 1)")
-    g.add_argument("--seed", type=int, default=None)
-    g.add_argument("--expect", type=float, default=None,
-                   help="reference figure of a healthy pair (default: the cluster's median)")
-    g.add_argument("--z-screen", type=float, default=VerdictParams.z_screen)
-    g.add_argument("--z-confirm", type=float, default=VerdictParams.z_confirm)
-    g.add_argument("--min-drop", type=float, default=VerdictParams.min_drop)
+    g.add_argument("--rounds", type=parse_count, default=DEFAULT_ROUNDS,
+                   help=f"screening matchings, every node (default {DEFAULT_ROUNDS})")
+    g.add_argument("--max-rounds", type=parse_count, default=DEFAULT_MAX_ROUNDS,
+                   help="at most this many rounds in all: extra rounds measure the ambiguous "
+                        f"nodes again (default {DEFAULT_MAX_ROUNDS})")
+    g.add_argument("--seed", type=parse_count, default=None)
+    g.add_argument("--expect", type=parse_number, default=None,
+                   help="reference figure of a healthy run (default: the cluster's median); "
+                        "positive")
+    g.add_argument("--min-drop", type=parse_number, default=VerdictParams.min_drop,
+                   help="a direction is named only when at least this fraction below the "
+                        f"cluster level (default {VerdictParams.min_drop:g})")
+    g.add_argument("--fdr", type=parse_number, default=VerdictParams.fdr,
+                   help="expected share of false suspects among those named (default "
+                        f"{VerdictParams.fdr:g})")
 
     g = ap.add_argument_group("simulation (--launcher sim)")
-    g.add_argument("--sim-slow", action="append", default=[], metavar="NODE=FACTOR")
-    g.add_argument("--sim-down", action="append", default=[], metavar="NODE")
-    g.add_argument("--sim-sigma", type=float, default=0.05)
+    g.add_argument("--sim-slow", action="append", default=[],
+                   metavar="NODE=FACTOR[:tx|:rx] or @FILE")
+    g.add_argument("--sim-down", action="append", default=[], metavar="NODE[:tx|:rx] or @FILE")
+    g.add_argument("--sim-sigma", type=parse_number, default=0.05,
+                   help="spread of one run's log figure (default 0.05)")
+    g.add_argument("--sim-pair-seconds", type=parse_number, default=0.0,
+                   help="simulated seconds of one run (default 0)")
 
     g = ap.add_argument_group("output")
     g.add_argument("--json", metavar="PATH", help="write everything as JSON (fabric-report)")
-    g.add_argument("--no-pairs", action="store_true", help="leave the raw pair figures out")
-    g.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    g.add_argument("--no-pairs", action="store_true", help="leave the runs out of the text")
+    g.add_argument("-q", "--quiet", action="store_true", help="no plan or progress on stderr")
+    g.add_argument("-v", "--verbose", action="store_true", help="a line per run on stderr")
     return ap
 
 
@@ -100,63 +128,86 @@ def _osu_exe(given: str | None) -> str:
     return shutil.which("osu_bw") or "osu_bw"
 
 
+def _stderr(msg: str) -> None:
+    print(f"fabric-sweep: {msg}", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-
-    def log(msg: str) -> None:
-        if args.verbose:
-            print(f"fabric-sweep: {msg}", file=sys.stderr, flush=True)
-
     try:
-        names = nodeset.resolve(
-            nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile
-        )
-    except nodeset.NodeSetError as err:
-        print(f"fabric-sweep: {err}", file=sys.stderr)
-        return 2
+        return _main(argv)
+    except KeyboardInterrupt:  # outside the rounds (which end with the verdict so far)
+        print("fabric-sweep: interrupted before a verdict", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
+
+def _main(argv) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        options.check(args)
+        names = nodeset.resolve(
+            nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
+        runner = _runner(args, names)
+    except (UsageError, specs.SpecError, nodeset.NodeSetError) as err:
+        return options.fail(str(err))
+    say = (lambda _m: None) if args.quiet else _stderr
+    if args.verbose:
+        runner.log = _stderr
+    say(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
+    params = VerdictParams(min_drop=args.min_drop, fdr=args.fdr)
+    res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
+                    seed=args.seed, params=params, expect=args.expect, say=say)
+    sys.stdout.write(render(res, pairs=not args.no_pairs))
+    sys.stdout.flush()
+    if args.json:
+        try:
+            res.write_json(args.json)
+        except OSError as err:  # checked up front; the directory may have gone since
+            return options.fail(f"--json {args.json}: {err}")
+    if res.interrupted:
+        return EXIT_INTERRUPTED
+    if len(res.table) and not (res.table.status == OK).any():
+        first = res.table.run(0)
+        return options.fail(f"no run gave a figure: the measurement itself fails (e.g. "
+                            f"{first.src}->{first.dst}: {' '.join(first.detail.split())[:200]})")
+    return 0 if res.verdict.healthy else 1
+
+
+def _runner(args, names):
+    """The runner the options ask for; UsageError when it cannot work here."""
     measure_timeout = max(1.0, args.pair_timeout - 5.0)
     if args.test == "txrx":
+        if args.launcher != "sim":
+            options.check_txrx(args.method, args.msg_size, args.nmsg, args.num_blks,
+                               args.num_cmsgs, measure_timeout)
         measurement = Txrx(
-            method=args.method, msg_size=args.msg_size, nmsg=args.nmsg, num_blks=args.num_blks,
-            num_cmsgs=args.num_cmsgs, timeout=measure_timeout, extra=args.txrx_arg,
+            method=args.method, msg_size=args.msg_size, nmsg=args.nmsg,
+            num_blks=args.num_blks, num_cmsgs=args.num_cmsgs, timeout=measure_timeout,
+            extra=args.txrx_arg,
         )  # fmt: skip
     else:
         measurement = OsuBw(exe=_osu_exe(args.osu_bw), size=args.osu_size)
-
+        if args.launcher != "sim" and shutil.which(measurement.exe) is None:
+            raise UsageError(f"osu_bw not found ({measurement.exe}): set OSU_HOME, put it on "
+                             "PATH or give --osu-bw")
+    slow = specs.parse_slow(args.sim_slow, names)
+    down = specs.parse_down(args.sim_down, names)
     launcher = args.launcher
     if launcher == "auto":
         in_alloc = bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
         launcher = "slurm" if in_alloc and not args.all_local else "mpirun"
-    kw = dict(pair_timeout=args.pair_timeout, max_concurrent=args.max_concurrent, log=log)
     if launcher == "sim":
-        slow = {}
-        for item in args.sim_slow:
-            node, _, factor = item.partition("=")
-            slow[node] = float(factor or 0.25)
-        runner = SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=args.sim_down,
-                                 seed=args.seed, unit=measurement.unit)
-    elif launcher == "slurm":
+        return SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=down,
+                               seed=args.seed, unit=measurement.unit,
+                               pair_seconds=args.sim_pair_seconds)
+    kw = dict(pair_timeout=args.pair_timeout, max_concurrent=args.max_concurrent,
+              pair_seconds=args.pair_seconds)
+    if launcher == "slurm":
         if not os.environ.get("SLURM_JOB_ID"):
-            print("fabric-sweep: --launcher slurm runs inside an allocation, e.g. "
-                  f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep",
-                  file=sys.stderr)
-            return 2
-        runner = SlurmRunner(measurement, srun_args=args.srun_arg, **kw)
-    else:
-        runner = LocalRunner(measurement, all_local=args.all_local,
-                             mpirun_args=args.mpirun_arg, **kw)
-
-    params = VerdictParams(z_screen=args.z_screen, z_confirm=args.z_confirm,
-                           min_drop=args.min_drop)
-    log(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
-    res = run_sweep(names, runner, rounds=args.rounds, confirm=args.confirm, seed=args.seed,
-                    params=params, expect=args.expect, log=log)
-    if args.json:
-        res.write_json(args.json)
-    sys.stdout.write(render(res, pairs=not args.no_pairs))
-    sys.stdout.flush()
-    return 1 if res.verdict.suspects else 0
+            raise UsageError(
+                "--launcher slurm runs inside an allocation, e.g. "
+                f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep")
+        return SlurmRunner(measurement, srun_args=args.srun_arg, **kw)
+    return LocalRunner(measurement, all_local=args.all_local, mpirun_args=args.mpirun_arg, **kw)
 
 
 if __name__ == "__main__":

@@ -1,42 +1,59 @@
-"""The sweep: screening rounds, then confirmation of suspects against known-good partners.
+"""The sweep: screening rounds, then extra rounds for what is still ambiguous.
 
-Rounds are fixed in advance: `rounds` screening matchings (default 2) and `confirm` rounds
-(default 1) that run only when there is something to confirm, plus at most one extra round
-when there are more suspects than good partners. One slow node among N is thus isolated in
-3 rounds whatever N, instead of the N-1 rounds of an all-pairs matrix.
+`rounds` screening matchings (default 2) measure every node with new partners, both
+directions of every pair. After each round from then on, every node-direction is weighed
+(estimate.py): cleared, slow, unreachable, or ambiguous. Ambiguous ones are measured again,
+each with a cleared partner it has not met, in extra rounds, until none is ambiguous or
+`max_rounds` (default 8) are used; each extra round says why it runs. Ctrl-C stops the sweep
+with the verdict on what was measured so far.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from .runners import Runner
-from .schedule import Round, confirmation_round, pairs_met, screening_rounds
-from .verdict import (
+import numpy as np
+
+from .estimate import (
+    AMBIGUOUS,
+    CLEARED,
+    SLOW,
+    UNREACHABLE,
+    Evidence,
     Level,
-    PairResult,
-    Verdict,
     VerdictParams,
-    decide,
     estimate_level,
-    screening_candidates,
+    weigh,
 )
+from .runners import RoundInterrupted, Runner
+from .runs import OK, Round, RunTable
+from .schedule import extra_round, screening_rounds
+from .verdict import DIRS, Verdict, decide, row_dict
+
+DEFAULT_ROUNDS = 2
+DEFAULT_MAX_ROUNDS = 8
 
 
 @dataclass
 class SweepResult:
     nodes: list[str]
     rounds: list[Round]
-    results: list[PairResult]
+    table: RunTable
+    evidence: Evidence
     verdict: Verdict
     unit: str
     measurement: str
     seconds: float
     planned_rounds: int
+    max_rounds: int
     params: VerdictParams = field(default_factory=VerdictParams)
+    interrupted: bool = False
+    stop_reason: str = ""
 
     @property
     def level(self) -> Level:
@@ -46,90 +63,248 @@ class SweepResult:
     def suspects(self) -> list[str]:
         return [s.node for s in self.verdict.suspects]
 
+    def suspect_sides(self) -> set[tuple[str, str]]:
+        """(node, 'send'|'receive') of every named side."""
+        return {(s.node, d) for s in self.verdict.suspects for d in s.directions}
+
+    def figures(self) -> dict[str, tuple[float, str]]:
+        """Every figure the sweep measured, by name, for ReFrame's perflog and the report:
+        the cluster level; per node its own figure (the lower of its two directions) and
+        each direction (`NODE_send`, `NODE_recv`); per directed pair `a->b` (median of its
+        runs); the rounds used and the numbers of suspects, failed runs and undecided."""
+        u = self.unit
+        out: dict[str, tuple[float, str]] = {}
+        if self.level.center is not None:
+            out["cluster_level"] = (float(self.level.center), u)
+        for row in self.verdict.table:
+            if row.figure is not None:
+                out[row.node] = (float(row.figure), u)
+            for side, tag in ((row.send, "send"), (row.receive, "recv")):
+                if side is not None and side.figure is not None:
+                    out[f"{row.node}_{tag}"] = (float(side.figure), u)
+        t = self.table
+        ok = t.status == OK
+        key = t.src[ok] * len(self.nodes) + t.dst[ok]
+        vals = t.value[ok]
+        uniq, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+        med = np.zeros(uniq.size)
+        np.add.at(med, inv, vals)  # one run per directed pair, as a rule: its value
+        for g in np.flatnonzero(counts > 1).tolist():  # repeats: the median
+            med[g] = float(np.median(vals[inv == g]))
+        n = len(self.nodes)
+        for k, v in zip(uniq.tolist(), med.tolist(), strict=True):
+            out[f"{self.nodes[k // n]}->{self.nodes[k % n]}"] = (v, u)
+        out["rounds_used"] = (float(len(self.rounds)), "rounds")
+        out["suspects"] = (float(len(self.verdict.suspects)), "nodes")
+        out["failed_runs"] = (float(len(self.verdict.failed_runs)), "count")
+        out["undecided"] = (float(len(self.verdict.undecided)), "count")
+        return out
+
     def to_dict(self) -> dict:
         v = self.verdict
+        lv = asdict(v.level)
+        lv.update(screen_cut=math.exp(v.level.cut), design_cut=math.exp(v.level.design),
+                  cut_limit=v.level.limit(v.level.cut))
         return {
             "kind": "fabrictest-sweep",
-            "version": 1,
+            "version": 2,
             "nodes": self.nodes,
             "unit": self.unit,
             "measurement": self.measurement,
             "seconds": round(self.seconds, 3),
             "planned_rounds": self.planned_rounds,
+            "max_rounds": self.max_rounds,
             "rounds_used": len(self.rounds),
-            "rounds": [asdict(r) for r in self.rounds],
-            "level": asdict(v.level),
+            "rounds": [r.to_dict() for r in self.rounds],
+            "stop_reason": self.stop_reason,
+            "interrupted": self.interrupted,
+            "level": lv,
             "params": asdict(self.params),
-            "pairs": [r.to_dict() for r in self.results],
-            "nodes_table": [asdict(row) for row in v.table],
-            "suspects": [asdict(s) for s in v.suspects],
+            "pairs": [r.to_dict() for r in self.table.runs()],  # one entry per run: a -> b
+            "nodes_table": [row_dict(row) for row in v.table],
+            "suspects": [asdict(s) | {"line": s.line(v.level, v.unit)} for s in v.suspects],
+            "failed_runs": v.failed_runs,
+            "undecided": [list(u) for u in v.undecided],
+            "healthy": v.healthy,
             "verdict": v.lines(),
+            "figures": {name: list(fig) for name, fig in self.figures().items()},
         }
 
     def write_json(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=1)
-            fh.write("\n")
+        """Written whole or not at all: a reader never sees half a file."""
+        tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                # indented for a small cluster; compact (json's fast encoder) for a large one
+                indent = 1 if len(self.nodes) <= 200 else None
+                json.dump(self.to_dict(), fh, indent=indent)
+                fh.write("\n")
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def plan_text(n: int, runner: Runner, rounds: int, max_rounds: int) -> str:
+    """The cost of the sweep before it starts: nodes, pairs, rounds, wall time."""
+    pairs = n // 2
+    waves = math.ceil(pairs / max(1, min(runner.max_concurrent, pairs or 1)))
+    per_run = runner.pair_duration()
+    limit = runner.run_limit()
+    text = (f"plan: {n} nodes, {pairs} pairs per screening round, both directions of each "
+            f"({2 * pairs} runs); {rounds} screening rounds planned, at most {max_rounds} "
+            "rounds (extra rounds only for ambiguous nodes)")
+    if per_run is not None:
+        one = waves * 2 * per_run
+        text += (f"; estimated wall time {_hms(one * rounds)} for the planned rounds, "
+                 f"{_hms(one * max_rounds)} at most")
+    else:
+        text += "; wall time estimated after the first round (or give --pair-seconds)"
+    if limit is not None:
+        text += f"; bounded by {_hms(waves * 2 * limit * max_rounds)} (every run to its limit)"
+    return text
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{seconds:.3g} s" if seconds < 10 else f"{s} s"
+    h, rem = divmod(s, 3600)
+    return f"{h}:{rem // 60:02d}:{rem % 60:02d}" if h else f"{rem // 60}:{rem % 60:02d}"
+
+
+def why_ambiguous(table: RunTable, ev: Evidence, limit: int = 3) -> str:
+    """Why sides are still ambiguous, by cause, with a few examples."""
+    amb = np.flatnonzero(ev.state == AMBIGUOUS)
+    lv = ev.level
+    causes: dict[str, list[int]] = {}
+    for i in amb.tolist():
+        if ev.unconfirmed[i]:
+            c = "named but not yet confirmed with a cleared partner"
+        elif ev.charged[i]:
+            c = "had a failed run"
+        elif ev.k[i] == 0:
+            c = "have no clean run yet (every partner slow)"
+        elif ev.mean[i] < lv.cut:
+            c = f"look slow (< {math.exp(lv.cut):.2f}x) but are not yet significant"
+        else:
+            c = f"are not yet clear of a drop to {math.exp(ev.design):.2f}x"
+        causes.setdefault(c, []).append(i)
+    parts = []
+    for c, sides in sorted(causes.items(), key=lambda kv: -len(kv[1])):
+        ex = []
+        for i in sides[:limit]:
+            node, d = table.nodes[i // 2], DIRS[i % 2]
+            ratio = "-" if ev.k[i] == 0 else f"{math.exp(ev.mean[i]):.2f}x"
+            ex.append(f"{node} {d} {ratio} over {ev.k[i]} clean runs")
+        parts.append(f"{len(sides)} {c} (e.g. {'; '.join(ex)})")
+    return "; ".join(parts)
 
 
 def run_sweep(
     nodes: Sequence[str],
     runner: Runner,
     *,
-    rounds: int = 2,
-    confirm: int = 1,
+    rounds: int = DEFAULT_ROUNDS,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
     seed: int | None = None,
     params: VerdictParams | None = None,
     expect: float | None = None,
-    log: Callable[[str], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    with_table: bool = True,
 ) -> SweepResult:
-    log = log or (lambda _m: None)
+    """The whole sweep; `say` gets the plan and a line per round (progress)."""
+    say = say or (lambda _m: None)
     params = params or VerdictParams()
     nodes = list(nodes)
+    max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
+    table = RunTable(nodes)
     plan = screening_rounds(nodes, rounds, seed=seed)
     done: list[Round] = []
-    results: list[PairResult] = []
-    for rnd in plan:
-        log(f"round {rnd.index}: screening, {len(rnd.pairs)} pairs"
-            + (f", {','.join(rnd.idle)} idle" if rnd.idle else ""))
-        results += runner.run_round(rnd)
-        done.append(rnd)
-
-    level = estimate_level(results, params, expect)
-    candidates, good = screening_candidates(nodes, results, level)
-    log(f"level {level.center} {runner.unit} (spread {level.sigma:.3f}); "
-        f"candidates: {','.join(candidates) or 'none'}")
-    n_conf = {s: 0 for s in candidates}
-
-    def confirm_round(order: list[str]) -> bool:
-        rnd, _left = confirmation_round(len(done), order, good, pairs_met(done))
-        if not rnd.pairs:
-            return False
-        log(f"round {rnd.index}: confirmation, {len(rnd.pairs)} pairs")
-        results.extend(runner.run_round(rnd))
-        done.append(rnd)
-        for _g, s in rnd.pairs:
-            n_conf[s] += 1
-        return True
-
-    if candidates and good:
-        for _ in range(confirm):
-            # candidates with the fewest confirmations first, in case good nodes run short
-            if not confirm_round(sorted(candidates, key=lambda s: n_conf[s])):
-                break
-        missing = [s for s in candidates if n_conf[s] == 0]
-        if missing:  # more suspects than good partners: one extra round, no more
-            confirm_round(missing)
-    verdict = decide(nodes, results, level, candidates, runner.unit)
+    interrupted, stop = False, ""
+    level: Level | None = None
+    ev: Evidence | None = None
+    rng = np.random.default_rng(None if seed is None else seed + 7919)
+    say(plan_text(len(nodes), runner, len(plan), max_rounds))
+    r, measuring = 0, False
+    try:
+        for r in range(max_rounds):
+            if r < len(plan):
+                rnd = plan[r]
+            else:
+                rnd, stop = _next_round(r, nodes, table, ev, rng)
+                if rnd is None:
+                    break
+                say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
+            t_round = time.monotonic()
+            measuring = True
+            try:
+                runs = runner.run_round(rnd)
+            except RoundInterrupted as err:
+                if len(err.runs.src):
+                    table.add(rnd, err.runs)
+                    done.append(rnd)
+                raise KeyboardInterrupt from None
+            table.add(rnd, runs)
+            done.append(rnd)
+            measuring = False
+            if r + 1 >= len(plan):
+                level = level or estimate_level(table, params, expect, budget=max_rounds,
+                                                looks=max_rounds - len(plan) + 1)
+                ev = weigh(table, level, params, final=False,
+                           before=None if ev is None else ev.state)
+            say(_progress(r, rnd, runs, time.monotonic() - t_round, time.monotonic() - t0,
+                          len(plan), max_rounds, ev if r + 1 >= len(plan) else None))
+        else:
+            stop = f"--max-rounds {max_rounds} reached"
+    except KeyboardInterrupt:
+        interrupted = True
+        stop = f"interrupted (Ctrl-C) {'during' if measuring else 'after'} round {r}"
+    if level is None:
+        level = estimate_level(table, params, expect, budget=max_rounds,
+                               looks=max_rounds - len(plan) + 1)
+    ev = weigh(table, level, params, final=True, before=None if ev is None else ev.state)
+    verdict = decide(table, ev, runner.unit, interrupted=interrupted, with_table=with_table)
     return SweepResult(
-        nodes=nodes,
-        rounds=done,
-        results=results,
-        verdict=verdict,
-        unit=runner.unit,
-        measurement=runner.describe(),
-        seconds=time.monotonic() - t0,
-        planned_rounds=len(plan) + confirm,
-        params=params,
+        nodes=nodes, rounds=done, table=table, evidence=ev, verdict=verdict,
+        unit=runner.unit, measurement=runner.describe(), seconds=time.monotonic() - t0,
+        planned_rounds=len(plan), max_rounds=max_rounds, params=params,
+        interrupted=interrupted, stop_reason=stop,
     )
+
+
+def _next_round(r, nodes, table, ev, rng) -> tuple[Round | None, str]:
+    """The extra round r for the ambiguous sides, or (None, why the sweep stops)."""
+    amb = np.flatnonzero(ev.state == AMBIGUOUS)
+    if amb.size == 0:
+        return None, f"every node-direction decided after {r} rounds"
+    amb_nodes = np.unique(amb // 2)
+    good = np.flatnonzero((ev.state.reshape(-1, 2) == CLEARED).all(axis=1))
+    good = np.setdiff1d(good, amb_nodes)
+    reason = (f"{amb.size} node-directions ambiguous after {r} rounds: "
+              + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
+    rnd = extra_round(r, nodes, amb_nodes, good, table.partners_of(amb_nodes),
+                      seed=int(rng.integers(1 << 31)), reason=reason)
+    if len(rnd) == 0:
+        return None, f"no partner left for the {amb.size} ambiguous node-directions"
+    return rnd, ""
+
+
+def _progress(r, rnd, runs, secs, total, planned, max_rounds, ev) -> str:
+    failed = int((runs.status != OK).sum())
+    text = (f"round {r} ({rnd.kind}) done: {len(rnd)} pairs, {len(runs.src)} runs, "
+            f"{failed} failed, {secs:.1f} s; {r + 1} rounds used ({planned} planned, at most "
+            f"{max_rounds}), {total:.1f} s in all")
+    if ev is not None:
+        amb = int((ev.state == AMBIGUOUS).sum())
+        named = int(((ev.state == SLOW) | (ev.state == UNREACHABLE)).sum())
+        text += f"; {named} node-directions named, {amb} ambiguous"
+        if amb and r + 1 < max_rounds:
+            text += f"; at most {max_rounds - r - 1} more rounds (each ~{_hms(secs)} at most)"
+    elif r + 1 < planned:
+        text += f"; about {_hms(secs * (planned - r - 1))} to the end of screening"
+    return text
+
+
+__all__ = ["SweepResult", "plan_text", "run_sweep"]

@@ -49,11 +49,17 @@ def collect(names: Sequence[str]) -> str:
 def from_file(path: str) -> list[str]:
     """Names from a host file (one name or expression per line, `#` comments, `a slots=2`)."""
     exprs = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                exprs.append(line.split()[0].split(":")[0])
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    exprs.append(line.split()[0].split(":")[0])
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise NodeSetError(f"host file {path}: {why}") from None
+    if not exprs:
+        raise NodeSetError(f"host file {path} names no node")
     return expand(exprs)
 
 

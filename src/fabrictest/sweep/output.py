@@ -1,57 +1,107 @@
-"""Plain-text output of a sweep: per-node table, raw pair figures, then the verdict lines."""
+"""Plain-text output of a sweep: summary, per-node table, runs, then the verdict lines.
+
+Up to `FULL_TABLE` nodes every node and every run is listed; above that only the nodes that
+are not `ok` and their runs (the JSON always has everything).
+"""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .core import SweepResult
-from .verdict import _fmt, pair_state
+from .runs import OK
+from .verdict import NodeRow, fmt
+
+FULL_TABLE = 200
+
+
+def _side(s) -> str:
+    if s is None:
+        return f"{'-':>9} {'-':>5} {'-':>5}"
+    ratio = "-" if s.ratio is None else f"{s.ratio:.2f}"
+    counts = f"{s.slow + s.failed}/{s.runs}"
+    return f"{fmt(s.figure):>9} {ratio:>5} {counts:>5}"
 
 
 def node_table(res: SweepResult) -> str:
-    u = res.unit
-    head = f"{'node':<16} {'pairs':>5} {'ok':>3} {'slow':>4} {'fail':>4} " \
-           f"{'median':>10} {'min':>10} {'max':>10} {'figure':>10} {'ratio':>6}  status"
-    lines = [f"per-node figures ({u}; figure = median of pairs with non-suspect partners, "
-             "ratio = figure / cluster level)", head]
-    for row in res.verdict.table:
-        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
-        lines.append(
-            f"{row.node:<16} {row.pairs:>5} {row.ok:>3} {row.slow:>4} {row.failed:>4} "
-            f"{_fmt(row.median):>10} {_fmt(row.min):>10} {_fmt(row.max):>10} "
-            f"{_fmt(row.figure):>10} {ratio:>6}  "
-            f"{row.status}"
-        )
+    rows: list[NodeRow] = res.verdict.table
+    shown = rows if len(rows) <= FULL_TABLE else [r for r in rows if r.status != "ok"]
+    lines = [
+        f"per-node figures ({res.unit}; send/receive = geometric mean of the runs with partners "
+        "that are not slow themselves, ratio = that / cluster level, bad = slow or failed "
+        "runs / runs)",
+        f"{'node':<16} {'pairs':>5} {'send':>9} {'ratio':>5} {'bad':>5} {'receive':>9} "
+        f"{'ratio':>5} {'bad':>5}  status",
+    ]
+    if len(shown) < len(rows):
+        lines[0] += f"; {len(rows) - len(shown)} nodes ok, not listed"
+    for row in shown:
+        sides = []
+        for s in (row.send, row.receive):
+            if s is not None and s.state not in ("ok", "unmeasured"):
+                sides.append(f"{s.direction} {s.state}")
+        detail = f" ({', '.join(sides)})" if sides and row.status != "ok" else ""
+        lines.append(f"{row.node:<16} {row.pairs:>5} {_side(row.send)} {_side(row.receive)}  "
+                     f"{row.status}{detail}")
     return "\n".join(lines)
 
 
-def pair_table(res: SweepResult) -> str:
-    u = res.unit
-    lines = [f"pair figures ({u})", f"{'round':>5} {'kind':<8} {'pair':<34} {'figure':>10}  state"]
-    for r in res.results:
-        state = pair_state(r, res.level)
-        fig = _fmt(r.value) if r.ok else r.status
-        detail = f"  {r.detail[:100]}" if (r.detail and not r.ok) else ""
-        lines.append(f"{r.round:>5} {r.kind:<8} {r.a + ',' + r.b:<34} {fig:>10}  {state}{detail}")
+def run_table(res: SweepResult) -> str:
+    t = res.table
+    lv = res.level
+    keep = np.ones(len(t), dtype=bool)
+    note = ""
+    if len(res.nodes) > FULL_TABLE:
+        bad = {t.index[r.node] for r in res.verdict.table if r.status != "ok"}
+        idx = np.array(sorted(bad), dtype=np.int64)
+        keep = np.isin(t.src, idx) | np.isin(t.dst, idx) | (t.status != OK)
+        note = "; only runs of nodes that are not ok, and failed runs"
+    lines = [f"runs ({res.unit}; a->b: a sends, b receives{note})",
+             f"{'round':>5} {'kind':<6} {'run':<34} {'figure':>10}  state"]
+    cut = lv.limit(lv.cut)
+    for j in np.flatnonzero(keep).tolist():
+        r = t.run(j)
+        if r.ok:
+            state = "slow" if (cut is not None and r.value < cut) else "ok"
+            fig = fmt(r.value)
+        else:
+            state, fig = r.status, "-"
+        detail = f"  {' '.join(r.detail.split())[:100]}" if (r.detail and not r.ok) else ""
+        lines.append(f"{r.round:>5} {r.kind:<6} {r.src + '->' + r.dst:<34} {fig:>10}  "
+                     f"{state}{detail}")
     return "\n".join(lines)
 
 
 def summary(res: SweepResult) -> str:
     lv = res.level
-    return (
+    ev = res.evidence
+    u = res.unit
+    screen = sum(1 for r in res.rounds if r.kind == "screen")
+    lines = [
         f"sweep of {len(res.nodes)} nodes, {res.measurement}: {len(res.rounds)} rounds "
-        f"({sum(1 for r in res.rounds if r.kind == 'screen')} screening + "
-        f"{sum(1 for r in res.rounds if r.kind == 'confirm')} confirmation; "
-        f"planned at most {res.planned_rounds + 1}), {len(res.results)} pair measurements, "
-        f"{res.seconds:.1f} s\n"
-        f"cluster level {_fmt(lv.center)} {res.unit} from {lv.source} "
-        f"({lv.clean_pairs} clean pairs, spread {lv.sigma:.3f}); slow below "
-        f"{_fmt(lv.screen_limit())} {res.unit} when screening, "
-        f"{_fmt(lv.confirm_limit())} {res.unit} when confirming"
-    )
+        f"({screen} screening + {len(res.rounds) - screen} extra; at most {res.max_rounds}), "
+        f"{len(res.table)} runs, {res.seconds:.1f} s; stopped: {res.stop_reason}",
+        f"cluster level {fmt(lv.center)} {u} from {lv.source} ({lv.clean_runs} clean screening "
+        f"runs, spread {lv.sigma:.3f} in log per run)",
+        f"a direction is named when its runs average below {fmt(lv.limit(lv.cut))} {u} "
+        f"({math.exp(lv.cut):.2f}x) and significantly so (false discovery rate "
+        f"{res.params.fdr:g} over {2 * len(res.nodes)} node-directions and {lv.looks} looks); "
+        f"cleared when clear of {math.exp(ev.design):.2f}x",
+    ]
+    for rnd in res.rounds:
+        if rnd.reason:
+            lines.append(f"round {rnd.index}: {rnd.reason}")
+    return "\n".join(lines)
 
 
 def render(res: SweepResult, pairs: bool = True) -> str:
     parts = [summary(res), "", node_table(res)]
     if pairs:
-        parts += ["", pair_table(res)]
-    parts += ["", "verdict:", *res.verdict.lines()]
+        parts += ["", run_table(res)]
+    head = "verdict:"
+    if res.interrupted:
+        head = f"verdict so far ({res.stop_reason}):"
+    parts += ["", head, *res.verdict.lines()]
     return "\n".join(parts) + "\n"

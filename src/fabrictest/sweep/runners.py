@@ -1,132 +1,61 @@
-"""Running one round of pair measurements: on Slurm, with mpirun, or simulated.
+"""Running one round of pair measurements on Slurm or with mpirun; both directions per pair.
 
-Every pair of a round starts at once (up to `max_concurrent`) and has its own time limit:
-a pair that does not finish is killed (its whole process group) and recorded as `timeout`,
-so a dead link shows up as evidence, never as a hung sweep.
+Every pair of a round starts at once (up to `max_concurrent`); a pair measures a -> b, then
+b -> a, each run with its own time limit: a run that does not finish is killed (its whole
+process group) and recorded as `timeout`, so a dead link shows up as evidence, never as a hung
+sweep. Ctrl-C kills the runs in flight, marks them `interrupted` (no evidence either way) and
+hands the completed runs of the round to the caller (`RoundInterrupted`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import random
+import re
 import shlex
-import shutil
 import signal
 import subprocess
-import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from .. import mpirun as mpilaunch
-from .schedule import Pair, Round
-from .verdict import FAILED, OK, TIMEOUT, PairResult
+from .measure import MeasurementError
+from .runs import FAILED, INTERRUPTED, OK, TIMEOUT, Round, RoundRuns
 
-# --------------------------------------------------------------------------------------
-# What is measured on a pair
-
-
-class MeasurementError(RuntimeError):
-    """The measurement ran but its output has no figure."""
+RANK_LINE = re.compile(r"^fabric-sweep-rank (\d+) (\S+)\s*$", re.M)
 
 
-def _console_script(name: str) -> str:
-    """Absolute path of one of our console scripts (next to the interpreter), else the name."""
-    cand = Path(sys.executable).parent / name
-    if cand.exists():
-        return str(cand)
-    return shutil.which(name) or name
+class RoundInterrupted(Exception):
+    """Ctrl-C during a round: `runs` holds what completed (the rest is `interrupted`)."""
 
-
-@dataclass
-class Txrx:
-    """`txrx` with one receiver (rank 0, first node) and one transmitter (rank 1)."""
-
-    method: str = "mpi"
-    msg_size: int = 65536
-    nmsg: int = 500
-    num_blks: int = 10
-    num_cmsgs: int = 100
-    timeout: float | None = None
-    extra: Sequence[str] = ()
-    exe: str = field(default_factory=lambda: _console_script("txrx"))
-    unit: str = "Gbps"
-
-    @property
-    def name(self) -> str:
-        return f"txrx-{self.method}"
-
-    def argv(self) -> list[str]:
-        argv = [
-            self.exe, "--nrx", "1", "--nlink", "1", "--method", self.method,
-            "--msg-size", str(self.msg_size), "--num-blks", str(self.num_blks),
-            "--num-cmsgs", str(self.num_cmsgs), "--nmsg", str(self.nmsg),
-        ]  # fmt: skip
-        if self.timeout:
-            argv += ["--timeout", f"{self.timeout:g}"]
-        return argv + list(self.extra)
-
-    def parse(self, text: str) -> float:
-        from ..parsers.txrx import parse_txrx
-
-        try:
-            report = parse_txrx(text)
-        except ValueError as err:
-            raise MeasurementError(str(err)) from err
-        rate = report.min_gbps()
-        if rate is None:
-            why = "; ".join(report.errors) or "no receiver data rate line"
-            raise MeasurementError(why)
-        return rate
-
-
-@dataclass
-class OsuBw:
-    """`osu_bw` at one message size (MB/s), the figure of its last row."""
-
-    exe: str = "osu_bw"
-    size: int = 1 << 20
-    extra: Sequence[str] = ()
-    unit: str = "MB/s"
-    timeout: float | None = None
-
-    @property
-    def name(self) -> str:
-        return "osu_bw"
-
-    def argv(self) -> list[str]:
-        return [self.exe, "-m", f"{self.size}:{self.size}", *self.extra]
-
-    def parse(self, text: str) -> float:
-        from ..parsers.osu import parse_osu
-
-        try:
-            result = parse_osu(text)
-        except ValueError as err:
-            raise MeasurementError(str(err)) from err
-        if not result.rows:
-            raise MeasurementError("osu_bw printed no rows")
-        return result.rows[-1].value
-
-
-# --------------------------------------------------------------------------------------
-# Runners
+    def __init__(self, runs: RoundRuns):
+        super().__init__("interrupted")
+        self.runs = runs
 
 
 class Runner:
-    """Measures every pair of a round; subclasses say how a pair is launched."""
+    """Measures every pair of a round, both directions; subclasses say how."""
 
     unit = "Gbps"
     name = "runner"
+    max_concurrent = 1 << 30
 
-    def run_round(self, rnd: Round) -> list[PairResult]:  # pragma: no cover - interface
+    def run_round(self, rnd: Round) -> RoundRuns:  # pragma: no cover - interface
         raise NotImplementedError
 
     def describe(self) -> str:
         return self.name
+
+    def pair_duration(self) -> float | None:
+        """Expected seconds of one run, when known before measuring."""
+        return None
+
+    def run_limit(self) -> float | None:
+        """The most seconds one run may take."""
+        return None
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
@@ -142,43 +71,12 @@ def _kill_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
             continue
 
 
-def run_with_timeout(
-    argv: Sequence[str], timeout: float, env: dict[str, str] | None = None
-) -> tuple[str, int | None, str, float]:
-    """(status, returncode, output, seconds): status 'ok' (exit 0), 'failed' or 'timeout'."""
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-            start_new_session=True,
-        )
-    except OSError as err:
-        return FAILED, None, f"cannot start {argv[0]}: {err}", time.monotonic() - t0
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        try:
-            out, _ = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            out = ""
-        return TIMEOUT, None, out or "", time.monotonic() - t0
-    status = OK if proc.returncode == 0 else FAILED
-    return status, proc.returncode, out, time.monotonic() - t0
-
-
 def _tail(text: str, n: int = 300) -> str:
-    text = " ".join(text.split())
-    return text[-n:]
+    return " ".join(text.split())[-n:]
 
 
 class CommandRunner(Runner):
-    """Launches one command per pair, all pairs of a round concurrently."""
+    """Launches one command per run, all pairs of a round concurrently."""
 
     def __init__(
         self,
@@ -187,6 +85,7 @@ class CommandRunner(Runner):
         max_concurrent: int = 256,
         env: dict[str, str] | None = None,
         log: Callable[[str], None] | None = None,
+        pair_seconds: float | None = None,
     ):
         self.measurement = measurement
         self.unit = measurement.unit
@@ -194,41 +93,131 @@ class CommandRunner(Runner):
         self.max_concurrent = max(1, max_concurrent)
         self.env = env
         self.log = log or (lambda _msg: None)
+        self.pair_seconds = pair_seconds
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+        self._stop = threading.Event()
 
-    def command(self, pair: Pair) -> list[str]:  # pragma: no cover - interface
-        raise NotImplementedError
+    def command(self, src: str, dst: str) -> tuple[list[str], dict[str, str] | None]:
+        """argv (and environment, None: the runner's) of one run from src to dst."""
+        raise NotImplementedError  # pragma: no cover - interface
 
-    def measure(self, rnd: Round, pair: Pair) -> PairResult:
-        a, b = pair
-        argv = self.command(pair)
-        status, rc, out, secs = run_with_timeout(argv, self.pair_timeout, self.env)
-        res = PairResult(round=rnd.index, kind=rnd.kind, a=a, b=b, status=status, seconds=secs)
-        if status == TIMEOUT:
-            res.detail = f"no result within {self.pair_timeout:g} s; {_tail(out)}".strip("; ")
-        elif status == FAILED:
-            res.detail = f"exit {rc}: {_tail(out)}"
-        else:
+    def pair_duration(self) -> float | None:
+        return self.pair_seconds
+
+    def run_limit(self) -> float | None:
+        return self.pair_timeout
+
+    # -- one run ------------------------------------------------------------------------
+    def _execute(self, argv, env) -> tuple[int, int | None, str, float]:
+        t0 = time.monotonic()
+        if self._stop.is_set():
+            return INTERRUPTED, None, "", 0.0
+        try:
+            proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    text=True, env=env, start_new_session=True)
+        except OSError as err:
+            return FAILED, None, f"cannot start {argv[0]}: {err}", time.monotonic() - t0
+        with self._lock:
+            self._procs.add(proc)
+        try:
+            out, _ = proc.communicate(timeout=self.pair_timeout)
+            status = OK if proc.returncode == 0 else FAILED
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
             try:
-                res.value = self.measurement.parse(out)
-            except MeasurementError as err:
-                res.status = FAILED
-                res.detail = f"no figure: {err}; {_tail(out)}"
-        self.log(
-            f"round {rnd.index} ({rnd.kind}) {a},{b}: {res.status}"
-            + (f" {res.value:g} {self.unit}" if res.ok else f" ({res.detail[:120]})")
-        )
-        return res
+                out, _ = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                out = ""
+            status = TIMEOUT
+        finally:
+            with self._lock:
+                self._procs.discard(proc)
+        if self._stop.is_set() and status != OK:
+            status = INTERRUPTED
+        return status, proc.returncode, out or "", time.monotonic() - t0
 
-    def run_round(self, rnd: Round) -> list[PairResult]:
-        if not rnd.pairs:
-            return []
-        workers = min(self.max_concurrent, len(rnd.pairs))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda p: self.measure(rnd, p), rnd.pairs))
+    def measure(self, rnd: Round, src: str, dst: str) -> tuple[int, float | None, float, str]:
+        argv, env = self.command(src, dst)
+        status, rc, out, secs = self._execute(argv, env if env is not None else self.env)
+        value, detail = None, ""
+        if status == TIMEOUT:
+            detail = f"no result within {self.pair_timeout:g} s; {_tail(out)}".strip("; ")
+        elif status == FAILED:
+            detail = f"exit {rc}: {_tail(out)}"
+        elif status == INTERRUPTED:
+            detail = "interrupted"
+        else:
+            placed = self._placement(out, src, dst)
+            try:
+                if placed:
+                    raise MeasurementError(placed)
+                value = self.measurement.parse(RANK_LINE.sub("", out))
+            except MeasurementError as err:
+                status, detail = FAILED, f"no figure: {err}; {_tail(out)}"
+        self.log(f"round {rnd.index} ({rnd.kind}) {src}->{dst}: "
+                 + (f"{value:g} {self.unit}" if status == OK else detail[:120]))
+        return status, value, secs, detail
+
+    def _placement(self, out: str, src: str, dst: str) -> str:
+        """'' when the ranks ran where asked (or did not say), else what went wrong: a run
+        attributed to the wrong direction would blame the wrong side of a node."""
+        where = {int(r): node for r, node in RANK_LINE.findall(out)}
+        if not where:
+            return ""
+        sender = self.measurement.sender_rank
+        want = {sender: src, 1 - sender: dst}
+        if where != want:
+            return f"ranks ran on {where}, expected {want}"
+        return ""
+
+    # -- one round ------------------------------------------------------------------------
+    def run_round(self, rnd: Round) -> RoundRuns:
+        pairs = rnd.pairs
+        index = {n: i for i, n in enumerate(rnd.names)}
+        rows: list = [None] * (2 * len(pairs))
+
+        def both(i: int) -> None:
+            a, b = pairs[i]
+            for j, (s, d) in enumerate(((a, b), (b, a))):
+                st, v, secs, det = self.measure(rnd, s, d)
+                rows[2 * i + j] = (index[s], index[d], st, v, secs, det)
+
+        if not pairs:
+            return RoundRuns.from_lists([])
+        self._stop.clear()
+        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrent, len(pairs)))
+        try:
+            futures = [pool.submit(both, i) for i in range(len(pairs))]
+            for f in futures:
+                f.result()
+        except KeyboardInterrupt:
+            self._stop.set()
+            with self._lock:
+                procs = list(self._procs)
+            for p in procs:
+                _kill_group(p, grace=2.0)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise RoundInterrupted(self._collect(rows, pairs, index)) from None
+        finally:
+            pool.shutdown(wait=True)
+        return RoundRuns.from_lists(rows)
+
+    @staticmethod
+    def _collect(rows, pairs, index) -> RoundRuns:
+        out = []
+        for i, row in enumerate(rows):
+            if row is None:
+                a, b = pairs[i // 2]
+                s, d = (a, b) if i % 2 == 0 else (b, a)
+                row = (index[s], index[d], INTERRUPTED, None, 0.0, "interrupted")
+            out.append(row)
+        return RoundRuns.from_lists(out)
 
 
 class LocalRunner(CommandRunner):
-    """`mpirun -np 2 --host a,b ...` per pair (one rank per node).
+    """`mpirun -np 2 --host RECEIVER,SENDER ...` per run (one rank per node, in that order).
 
     `host_map` maps node names to launch hosts; `all_local=True` runs every pair on this
     host (a smoke test of the whole chain on one machine).
@@ -236,40 +225,36 @@ class LocalRunner(CommandRunner):
 
     name = "mpirun"
 
-    def __init__(
-        self,
-        measurement,
-        *,
-        all_local: bool = False,
-        host_map: dict[str, str] | None = None,
-        mpirun_args: Sequence[str] = (),
-        **kw,
-    ):
+    def __init__(self, measurement, *, all_local: bool = False,
+                 host_map: dict[str, str] | None = None, mpirun_args: Sequence[str] = (), **kw):
         super().__init__(measurement, env=mpilaunch.environment(), **kw)
         self.all_local = all_local
         self.host_map = host_map or {}
         self.mpirun_args = list(mpirun_args)
 
-    def command(self, pair: Pair) -> list[str]:
+    def command(self, src: str, dst: str):
         argv = self.measurement.argv()
         if self.all_local:
-            return mpilaunch.command(2, argv, extra=self.mpirun_args)
-        hosts = [self.host_map.get(n, n) for n in pair]
+            return mpilaunch.command(2, argv, extra=self.mpirun_args), None
+        by_rank = [src, dst] if self.measurement.sender_rank == 0 else [dst, src]
+        hosts = [self.host_map.get(n, n) for n in by_rank]
         kind = mpilaunch.flavour()
         extra = ["--map-by", "node"] if kind == "openmpi" else ["-ppn", "1"]
-        return mpilaunch.command(2, argv, hosts=hosts, extra=[*extra, *self.mpirun_args])
+        return mpilaunch.command(2, argv, hosts=hosts, extra=[*extra, *self.mpirun_args]), None
 
     def describe(self) -> str:
         where = "this host" if self.all_local else "mpirun --host a,b"
-        return f"{self.measurement.name} via {where}"
+        return f"{self.measurement.name} via {where}, both directions"
 
 
 class SlurmRunner(CommandRunner):
     """Concurrent job steps inside one allocation, each pinned to its two nodes.
 
-    `--exact` takes only the CPUs the step needs; `--overlap` lets a step start even while a
-    killed step of an earlier round still holds its node's CPUs or memory (a dead link can
-    leave one behind), so a round never waits on the previous one.
+    Slurm orders a step's nodes itself, so the ranks are placed with
+    `--distribution=arbitrary` and a SLURM_HOSTFILE naming the node of each rank; every rank
+    prints where it ran, and a run whose ranks landed elsewhere is not counted. `--exact`
+    takes only the CPUs the step needs; `--overlap` lets a step start while a killed step of an
+    earlier round still holds its node's CPUs, so a round never waits on the previous one.
     """
 
     name = "slurm"
@@ -279,60 +264,39 @@ class SlurmRunner(CommandRunner):
         self.srun = srun
         env_args = shlex.split(os.environ.get("FABRIC_SWEEP_SRUN_ARGS", ""))
         self.srun_args = [*env_args, *srun_args]
+        self._dir = tempfile.TemporaryDirectory(prefix="fabric-sweep-")
 
-    def command(self, pair: Pair) -> list[str]:
-        a, b = pair
+    def hostfile(self, by_rank: Sequence[str]) -> str:
+        path = os.path.join(self._dir.name, "-".join(by_rank))
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(by_rank) + "\n")
+        return path
+
+    def command(self, src: str, dst: str):
+        by_rank = [src, dst] if self.measurement.sender_rank == 0 else [dst, src]
         minutes = max(1, math.ceil(self.pair_timeout / 60.0) + 1)
-        return [
+        tell = 'echo "fabric-sweep-rank $SLURM_PROCID $SLURMD_NODENAME"; exec "$@"'
+        argv = [
             self.srun, "--nodes=2", "--ntasks=2", "--ntasks-per-node=1",
-            f"--nodelist={a},{b}", "--exact", "--overlap", f"--time={minutes}",
-            "--kill-on-bad-exit=1",
-            f"--job-name=sweep-{a}-{b}", *self.srun_args, *self.measurement.argv(),
+            f"--nodelist={','.join(by_rank)}", "--distribution=arbitrary", "--exact",
+            "--overlap", f"--time={minutes}", "--kill-on-bad-exit=1",
+            f"--job-name=sweep-{src}-{dst}", *self.srun_args,
+            "bash", "-c", tell, "bash", *self.measurement.argv(),
         ]  # fmt: skip
+        env = dict(os.environ if self.env is None else self.env)
+        env["SLURM_HOSTFILE"] = self.hostfile(by_rank)
+        return argv, env
 
     def describe(self) -> str:
-        return f"{self.measurement.name} via srun steps"
+        return f"{self.measurement.name} via srun steps, both directions"
 
 
-class SimulatedRunner(Runner):
-    """Pair figure = min(capacity of a, capacity of b) x log-normal noise; `down` nodes fail.
+def __getattr__(name: str):
+    # the simulation moved to simulate.py; `from fabrictest.sweep.runners import
+    # SimulatedRunner` (older callers) keeps working
+    if name == "SimulatedRunner":
+        from .simulate import SimulatedRunner
 
-    `sigma` is the log-normal spread of one measurement: about 0.28 gives the 2-3x spread of
-    unshaped traffic on a small shared machine, 0.03-0.05 the steadiness of a shaped link.
-    """
-
-    name = "simulated"
-
-    def __init__(
-        self,
-        nodes: Sequence[str],
-        *,
-        base: float = 1.0,
-        sigma: float = 0.28,
-        slow: dict[str, float] | None = None,
-        down: Sequence[str] = (),
-        seed: int | None = None,
-        unit: str = "Gbps",
-    ):
-        self.cap = {n: base for n in nodes}
-        for n, f in (slow or {}).items():
-            self.cap[n] = base * f
-        self.down = set(down)
-        self.sigma = sigma
-        self.rng = random.Random(seed)
-        self.unit = unit
-
-    def run_round(self, rnd: Round) -> list[PairResult]:
-        out = []
-        for a, b in rnd.pairs:
-            if a in self.down or b in self.down:
-                out.append(
-                    PairResult(rnd.index, rnd.kind, a, b, TIMEOUT, detail="simulated link down")
-                )
-                continue
-            v = min(self.cap[a], self.cap[b]) * math.exp(self.rng.gauss(0.0, self.sigma))
-            out.append(PairResult(rnd.index, rnd.kind, a, b, OK, value=v))
-        return out
-
-    def describe(self) -> str:
-        return f"simulation (sigma {self.sigma:g})"
+        return SimulatedRunner
+    raise AttributeError(name)

@@ -1,101 +1,116 @@
 """Round scheduling: disjoint node pairs, all pairs of a round measured at once.
 
-Screening uses a few perfect matchings taken from the round-robin ("circle") tournament over
-a random relabelling of the nodes. Any two rounds of that tournament share no pair, and with
-an odd node count a different node sits out of each round. A random choice of rounds over a
-random labelling makes the matchings as good as independent random ones, without repeats.
+Screening uses perfect matchings taken from the round-robin ("circle") tournament over a
+random relabelling of the nodes. Any two rounds of that tournament share no pair, and with an
+odd node count a different node sits out each round. A random choice of rounds over a random
+labelling makes the matchings as good as independent random ones, without repeats.
 
-Confirmation pairs each suspect with a known-good node it has not met yet; a node takes part
-in at most one pair per round, so suspects beyond the number of good nodes wait a round.
+Extra rounds measure only the nodes whose evidence is still ambiguous, each with a known-good
+partner it has not met (a repeat only when none is left, other ambiguous nodes when no good
+node is free): a node takes part in at most one pair per round.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
-Pair = tuple[str, str]
+import numpy as np
 
-
-@dataclass
-class Round:
-    """One round: disjoint pairs measured concurrently; `idle` nodes sit it out."""
-
-    index: int
-    kind: str  # "screen" or "confirm"
-    pairs: list[Pair]
-    idle: list[str] = field(default_factory=list)
-
-    def nodes(self) -> list[str]:
-        return [n for p in self.pairs for n in p]
+from .runs import Round
 
 
-def _circle_round(labels: Sequence[str | None], r: int) -> list[tuple[str | None, str | None]]:
-    """Round r of the circle method over `labels` (even length; None is the dummy)."""
+def _circle_pairs(labels: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """Round r of the circle method over `labels` (even length; -1 is the dummy)."""
     m = len(labels)
     others = labels[1:]
     k = r % (m - 1)
-    rot = list(others[k:]) + list(others[:k])
-    order = [labels[0], *rot]
-    return [(order[i], order[m - 1 - i]) for i in range(m // 2)]
+    order = np.concatenate([labels[:1], np.roll(others, -k)])
+    return order[: m // 2], order[::-1][: m // 2]
 
 
-def screening_rounds(nodes: Sequence[str], rounds: int, seed: int | None = None) -> list[Round]:
-    """`rounds` perfect matchings of `nodes` with no pair repeated (capped at N-1 or N)."""
-    if len(set(nodes)) != len(nodes):
+def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None) -> list[Round]:
+    """`rounds` perfect matchings of the nodes with no pair repeated (capped at N-1 or N)."""
+    if len(set(names)) != len(names):
         raise ValueError("node names must be unique")
-    if len(nodes) < 2:
+    if len(names) < 2:
         raise ValueError("need at least 2 nodes")
-    rng = random.Random(seed)
-    labels: list[str | None] = list(nodes)
-    rng.shuffle(labels)
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(len(names))
     if len(labels) % 2:
-        labels.append(None)
+        labels = np.append(labels, -1)
     available = len(labels) - 1  # distinct matchings in the tournament
-    chosen = rng.sample(range(available), min(rounds, available))
+    chosen = rng.choice(available, size=min(rounds, available), replace=False)
     out = []
     for i, r in enumerate(chosen):
-        pairs: list[Pair] = []
-        idle: list[str] = []
-        for a, b in _circle_round(labels, r):
-            if a is None or b is None:
-                idle.append(a if b is None else b)  # type: ignore[arg-type]
-                continue
-            pairs.append((a, b) if rng.random() < 0.5 else (b, a))
-        rng.shuffle(pairs)
-        out.append(Round(index=i, kind="screen", pairs=pairs, idle=idle))
+        a, b = _circle_pairs(labels, int(r))
+        real = (a >= 0) & (b >= 0)
+        order = rng.permutation(int(real.sum()))
+        idle = [int(x) for x in np.concatenate([a[~real], b[~real]]) if x >= 0]
+        out.append(Round(index=i, kind="screen", a=a[real][order], b=b[real][order],
+                         names=names, idle=idle))
     return out
 
 
-def confirmation_round(
+def extra_round(
     index: int,
-    suspects: Sequence[str],
-    good: Sequence[str],
-    met: set[frozenset[str]],
-) -> tuple[Round, list[str]]:
-    """Pair each suspect with the first good node (in the given order) it has not met.
+    names: Sequence[str],
+    ambiguous: np.ndarray,
+    good: np.ndarray,
+    met: dict[int, set[int]],
+    seed: int | None = None,
+    reason: str = "",
+) -> Round:
+    """Pair each ambiguous node with a known-good node it has not met.
 
-    Returns the round and the suspects left without a partner (no unused good node left).
-    `good` should be ordered best first. A good node is used once per round.
+    `ambiguous` and `good` are node indices (disjoint); `met` maps each ambiguous node to the
+    nodes it has already been paired with. A good node is used once per round; when the
+    unmet good nodes run out an ambiguous node takes a good node again, and when no good node
+    is free, another ambiguous node it has not met.
     """
-    used: set[str] = set()
-    pairs: list[Pair] = []
-    left: list[str] = []
-    for s in suspects:
-        partner = next(
-            (g for g in good if g not in used and g != s and frozenset((s, g)) not in met), None
-        )
+    rng = np.random.default_rng(seed)
+    amb = [int(x) for x in rng.permutation(ambiguous)]
+    pool = [int(x) for x in rng.permutation(good)]
+    used: set[int] = set()
+    a_out: list[int] = []
+    b_out: list[int] = []
+    waiting: list[int] = []
+    cursor = 0
+    for n in amb:
+        while cursor < len(pool) and pool[cursor] in used:
+            cursor += 1
+        seen = met.get(n, set())
+        partner = None
+        # walk the shuffled good nodes: skipped ones (met by this node) stay available
+        j = cursor
+        while j < len(pool) and j < cursor + 64:
+            g = pool[j]
+            if g not in used and g not in seen:
+                partner = g
+                break
+            j += 1
+        if partner is not None:
+            used.add(partner)
+            a_out.append(partner)
+            b_out.append(n)
+        else:
+            waiting.append(n)
+    still: list[int] = []
+    for n in waiting:
+        # every nearby good node was met: a repeat with a free good node beats no evidence
+        partner = next((g for g in pool if g not in used), None)
         if partner is None:
-            # a repeat is better than no evidence at all
-            partner = next((g for g in good if g not in used and g != s), None)
-        if partner is None:
-            left.append(s)
+            still.append(n)
             continue
         used.add(partner)
-        pairs.append((partner, s))
-    return Round(index=index, kind="confirm", pairs=pairs), left
-
-
-def pairs_met(rounds: Iterable[Round]) -> set[frozenset[str]]:
-    return {frozenset(p) for r in rounds for p in r.pairs}
+        a_out.append(partner)
+        b_out.append(n)
+    # no good node free: ambiguous nodes measure each other (unmet pairs first)
+    free = list(still)
+    while len(free) >= 2:
+        n = free.pop(0)
+        seen = met.get(n, set())
+        k = next((i for i, m in enumerate(free) if m not in seen), 0)
+        a_out.append(n)
+        b_out.append(free.pop(k))
+    return Round(index=index, kind="extra", a=np.array(a_out, dtype=np.int64),
+                 b=np.array(b_out, dtype=np.int64), names=names, reason=reason)

@@ -1,196 +1,104 @@
-"""From pair figures to a verdict: which nodes are slow or unreachable, with the evidence.
+"""From the side states to what the user reads: suspects by direction, with their evidence.
 
-A pair figure is limited by the slower of its two nodes, so one slow pair blames two nodes.
-Over several rounds the slow node keeps getting slow pairs while each of its partners also
-gets fast ones; confirmation against known-good partners then settles it.
+    suspect: node042 send 0.48 Gbps vs cluster 0.99 Gbps (3/3 pairs slow sending, receiving ok;
+             confirmed with node17)
+    suspect: node03 send 0.048 Gbps, receive 0.049 Gbps vs cluster 0.19 Gbps (2/2 pairs slow
+             sending, 2/2 slow receiving; confirmed with node01,node04)
+    suspect: node02 unreachable (2/2 pairs failed sending, 2/2 failed receiving; confirmed ...)
+    failed run: node01->node03 in round 1 (timeout: ...); neither node fails with other partners
+    undecided: node07 receive (no clean run: every partner was slow or failed)
+    suspects: none
 
-Levels are robust: the cluster level is the median of the pairs that involve no clearly slow
-node, the spread is the median absolute deviation of log figures (so a 2-3x noisy machine and a
-steady 5% one both get sensible cuts), and a pair is slow when it is both `z` spreads and at
-least `min_drop` below the level. A pair that fails or times out is `failed`: evidence that a
-node is unreachable, never a hang.
+`suspects: none` only when nothing else is said: a run that gave no figure and a side the
+sweep could not decide are never swallowed.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
+import numpy as np
 
+from .estimate import (
+    BORDERLINE,
+    CLEARED,
+    SLOW,
+    STATE,
+    UNDECIDED,
+    UNMEASURED,
+    UNREACHABLE,
+    Evidence,
+    Level,
+)
+from .runs import FAILED, OK, TIMEOUT, RunTable
 
-@dataclass
-class PairResult:
-    """One measurement of one pair in one round."""
-
-    round: int
-    kind: str  # "screen" or "confirm"
-    a: str
-    b: str
-    status: str  # ok | failed | timeout
-    value: float | None = None
-    seconds: float = 0.0
-    detail: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status == OK and self.value is not None
-
-    def other(self, node: str) -> str:
-        return self.b if node == self.a else self.a
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+DIRS = ("send", "receive")
+GERUND = ("sending", "receiving")
 
 
-@dataclass(frozen=True)
-class VerdictParams:
-    z_screen: float = 2.0  # a screening pair is slow below level * exp(-z_screen * sigma)
-    z_confirm: float = 3.0  # a confirmation pair is slow below level * exp(-z_confirm * sigma)
-    min_drop: float = 0.2  # ...and in any case at least this fraction below the level
-    sigma_floor: float = 0.03  # never trust a spread below 3%
-    sigma_small: float = 0.1  # spread assumed when fewer than `min_clean` pairs are clean
-    min_clean: int = 8
-    clearly_slow: float = 0.5  # nodes whose best pair is below this x the level are left out
+def fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v == 0:
+        return "0"
+    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
+    return f"{v:.{min(digits, 6)}f}"
 
 
 @dataclass
-class Level:
-    """The cluster's level and spread, and the cuts derived from them."""
+class SideReport:
+    """One direction of one node."""
 
-    center: float | None
-    sigma: float
-    screen_cut: float  # ratio to center below which a screening pair is slow
-    confirm_cut: float
-    clean_pairs: int
-    source: str  # "pairs" or "expect"
-
-    def screen_limit(self) -> float | None:
-        return None if self.center is None else self.center * self.screen_cut
-
-    def confirm_limit(self) -> float | None:
-        return None if self.center is None else self.center * self.confirm_cut
-
-
-def _mad_sigma(logs: Sequence[float]) -> float:
-    if len(logs) < 2:
-        return 0.0
-    med = statistics.median(logs)
-    return 1.4826 * statistics.median(abs(x - med) for x in logs)
-
-
-def estimate_level(
-    results: Iterable[PairResult],
-    params: VerdictParams = VerdictParams(),
-    expect: float | None = None,
-) -> Level:
-    """The level and spread of healthy pairs, from the screening rounds."""
-    screen = [r for r in results if r.kind == "screen"]
-    ok = [r for r in screen if r.ok and r.value > 0]
-    best: dict[str, float] = {}
-    for r in ok:
-        for n in (r.a, r.b):
-            best[n] = max(best.get(n, 0.0), r.value)
-    center = None
-    sigma = params.sigma_small
-    clean: list[float] = []
-    if best:
-        # A healthy node's best pair is healthy unless every partner it met was slow; start
-        # from the upper quartile of the nodes' best pairs so that even a third of slow nodes
-        # does not drag the level down, then refine once with the level and spread found.
-        maxima = sorted(best.values())
-        c0 = expect or maxima[(3 * (len(maxima) - 1)) // 4]
-        cut = params.clearly_slow
-        for _ in range(2):
-            bad = {n for n, v in best.items() if v < cut * c0}
-            clean = [r.value for r in ok if r.a not in bad and r.b not in bad]
-            center = statistics.median(clean) if clean else c0
-            sigma = _mad_sigma([math.log(v / center) for v in clean]) if clean else 0.0
-            if len(clean) < params.min_clean:
-                sigma = max(sigma, params.sigma_small)
-            sigma = max(sigma, params.sigma_floor)
-            c0 = expect or center
-            cut = min(params.clearly_slow, math.exp(-params.z_screen * sigma))
-    sigma = max(sigma, params.sigma_floor)
-    if expect:
-        center = expect
-    floor_drop = -math.log(1.0 - params.min_drop)
-    return Level(
-        center=center,
-        sigma=sigma,
-        screen_cut=math.exp(-max(params.z_screen * sigma, floor_drop)),
-        confirm_cut=math.exp(-max(params.z_confirm * sigma, floor_drop)),
-        clean_pairs=len(clean),
-        source="expect" if expect else "pairs",
-    )
-
-
-def pair_state(r: PairResult, level: Level) -> str:
-    """'ok', 'slow' or 'failed' for one pair, with the cut of its round's kind."""
-    if not r.ok:
-        return "failed"
-    limit = level.screen_limit() if r.kind == "screen" else level.confirm_limit()
-    if limit is not None and r.value < limit:
-        return "slow"
-    return "ok"
-
-
-def by_node(results: Iterable[PairResult]) -> dict[str, list[PairResult]]:
-    out: dict[str, list[PairResult]] = defaultdict(list)
-    for r in results:
-        out[r.a].append(r)
-        out[r.b].append(r)
-    return out
-
-
-def screening_candidates(
-    nodes: Sequence[str], results: Sequence[PairResult], level: Level
-) -> tuple[list[str], list[str]]:
-    """(candidates, good): nodes whose every screening pair was slow or failed (or that were
-    never measured), and the others, best first (all pairs fine, then fastest pair)."""
-    per = by_node(r for r in results if r.kind == "screen")
-    candidates, good = [], []
-    rank: dict[str, tuple[int, float]] = {}
-    for n in nodes:
-        states = [pair_state(r, level) for r in per.get(n, [])]
-        if not states or all(s != "ok" for s in states):
-            candidates.append(n)
-        else:
-            # one fine pair clears a node: a pair is never faster than its slower node
-            good.append(n)
-            best = max(r.value for r, s in zip(per[n], states, strict=True) if s == "ok")
-            rank[n] = (len(states) - states.count("ok"), -best)
-    good.sort(key=lambda n: rank[n])
-    return candidates, good
+    direction: str  # send | receive
+    state: str  # ok | slow | unreachable | borderline | undecided | ambiguous | unmeasured
+    figure: float | None  # geometric mean of its clean runs
+    ratio: float | None
+    runs: int
+    clean: int
+    slow: int
+    failed: int
 
 
 @dataclass
 class Suspect:
     node: str
-    kind: str  # "slow" or "unreachable"
-    median: float | None
-    pairs: int
-    bad: int  # slow or failed pairs
-    failed: int
+    kind: str  # "slow", "unreachable", or "slow/unreachable" (one direction each)
+    sides: list[SideReport]
     confirmed_with: list[str] = field(default_factory=list)
-    confirmed: bool = True
-    note: str = ""
+
+    @property
+    def directions(self) -> list[str]:
+        return [s.direction for s in self.sides if s.state in ("slow", "unreachable")]
 
     def line(self, level: Level, unit: str) -> str:
-        if self.confirmed_with:
-            conf = f"confirmed with {','.join(self.confirmed_with)}"
+        bad = [s for s in self.sides if s.state in ("slow", "unreachable")]
+        good = [s for s in self.sides if s not in bad]
+        heads, counts = [], []
+        if all(s.state == "unreachable" for s in bad) and len(bad) == 2:
+            heads.append("unreachable")
         else:
-            conf = f"not confirmed: {self.note or 'no known-good partner'}"
-        if self.kind == "unreachable":
-            return f"suspect: {self.node} unreachable ({self.bad}/{self.pairs} pairs failed, {conf})"
-        extra = f", {self.failed} failed" if self.failed else ""
-        return (
-            f"suspect: {self.node} median {_fmt(self.median)} {unit} vs cluster "
-            f"{_fmt(level.center)} {unit} ({self.bad}/{self.pairs} pairs slow{extra}, {conf})"
-        )
+            for s in bad:
+                if s.state == "unreachable":
+                    heads.append(f"unreachable {GERUND[DIRS.index(s.direction)]}")
+                else:
+                    heads.append(f"{s.direction} {fmt(s.figure)} {unit}")
+        for s in bad:
+            g = GERUND[DIRS.index(s.direction)]
+            if s.state == "unreachable":
+                counts.append(f"{s.failed}/{s.runs} pairs failed {g}")
+            else:
+                extra = f", {s.failed} failed" if s.failed else ""
+                counts.append(f"{s.slow + s.failed}/{s.runs} pairs slow {g}{extra}")
+        for s in good:
+            counts.append(f"{GERUND[DIRS.index(s.direction)]} {s.state}")
+        if len(counts) == 2 and len(bad) == 2:
+            counts[1] = counts[1].replace(" pairs ", " ")
+        conf = (f"confirmed with {','.join(self.confirmed_with)}" if self.confirmed_with
+                else "not confirmed: no known-good partner")
+        vs = "" if heads == ["unreachable"] or all(h.startswith("unreach") for h in heads) \
+            else f" vs cluster {fmt(level.center)} {unit}"
+        return f"suspect: {self.node} {', '.join(heads)}{vs} ({', '.join(counts)}; {conf})"
 
 
 @dataclass
@@ -203,10 +111,12 @@ class NodeRow:
     median: float | None
     min: float | None
     max: float | None
-    ratio: float | None  # figure / cluster level
-    status: str  # ok | suspect | unreachable | cleared | unmeasured
+    figure: float | None  # the node's own figure: the lower of its two sides'
+    ratio: float | None
+    status: str  # ok | suspect | unreachable | borderline | undecided | unmeasured
+    send: SideReport | None = None
+    receive: SideReport | None = None
     partners: list[str] = field(default_factory=list)
-    figure: float | None = None  # median of its pairs with partners that are not suspects
 
 
 @dataclass
@@ -215,88 +125,195 @@ class Verdict:
     unit: str
     suspects: list[Suspect]
     table: list[NodeRow]
+    failed_runs: list[dict] = field(default_factory=list)  # runs no suspect explains
+    undecided: list[tuple[str, str, str]] = field(default_factory=list)  # node, side, why
+    interrupted: bool = False
 
-    def lines(self) -> list[str]:
-        if not self.suspects:
-            return ["suspects: none"]
-        return [s.line(self.level, self.unit) for s in self.suspects]
+    @property
+    def healthy(self) -> bool:
+        return not (self.suspects or self.failed_runs or self.undecided or self.interrupted)
+
+    def lines(self, limit: int = 50) -> list[str]:
+        """The verdict; past `limit` failed runs (or undecided sides) a count stands for the
+        rest (the JSON has them all)."""
+        out = [s.line(self.level, self.unit) for s in self.suspects]
+        for r in self.failed_runs[:limit]:
+            why = " ".join((r["detail"] or r["status"]).split())[:160]
+            out.append(f"failed run: {r['src']}->{r['dst']} in round {r['round']} "
+                       f"({r['status']}: {why}); neither node fails with other partners")
+        if len(self.failed_runs) > limit:
+            out.append(f"failed run: {len(self.failed_runs) - limit} more (see --json)")
+        for node, side, why in self.undecided[:limit]:
+            out.append(f"undecided: {node} {side} ({why})")
+        if len(self.undecided) > limit:
+            out.append(f"undecided: {len(self.undecided) - limit} more (see --json)")
+        if not out:
+            out.append("suspects: none so far (interrupted)" if self.interrupted
+                       else "suspects: none")
+        return out
 
 
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v == 0:
-        return "0"
-    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
-    return f"{v:.{min(digits, 6)}f}"
+def _side(ev: Evidence, i: int) -> SideReport:
+    fig = ev.figure(i)
+    c = ev.level.center
+    return SideReport(direction=DIRS[i % 2], state=STATE[ev.state[i]], figure=fig,
+                      ratio=(fig / c) if (fig is not None and c) else None, runs=int(ev.runs[i]),
+                      clean=int(ev.k[i]), slow=int(ev.slow[i]), failed=int(ev.failed[i]))
 
 
-def decide(
-    nodes: Sequence[str],
-    results: Sequence[PairResult],
-    level: Level,
-    candidates: Sequence[str],
-    unit: str,
-) -> Verdict:
-    """The verdict: a candidate is a suspect when its confirmation pairs are bad too."""
-    per = by_node(results)
-    cand = set(candidates)
+def _sides(ev: Evidence) -> list[SideReport]:
+    """Every side's report at once (the per-node table of 100,000 nodes)."""
+    c = ev.level.center
+    with np.errstate(invalid="ignore"):
+        fig = np.where(ev.k > 0, (c or 0.0) * np.exp(ev.mean), np.nan)
+    figs = [None if (f != f or c is None) else f for f in fig.tolist()]
+    return [
+        SideReport(direction=DIRS[i % 2], state=STATE[st], figure=f,
+                   ratio=(f / c) if (f is not None and c) else None, runs=r, clean=k, slow=sl,
+                   failed=fa)
+        for i, (st, f, r, k, sl, fa) in enumerate(zip(
+            ev.state.tolist(), figs, ev.runs.tolist(), ev.k.tolist(), ev.slow.tolist(),
+            ev.failed.tolist(), strict=True))
+    ]
+
+
+def _confirmers(table: RunTable, ev: Evidence, node: int) -> list[str]:
+    """Cleared partners of the node's evidence runs (the other side of each such run)."""
+    names = table.nodes
+    out: list[str] = []
+    send = (table.src == node) & (ev.clean_src | ~np.isfinite(ev.x))
+    recv = (table.dst == node) & (ev.clean_dst | ~np.isfinite(ev.x))
+    for j in np.flatnonzero(send):
+        if ev.state[2 * table.dst[j] + 1] == CLEARED:
+            out.append(names[table.dst[j]])
+    for j in np.flatnonzero(recv):
+        if ev.state[2 * table.src[j]] == CLEARED:
+            out.append(names[table.src[j]])
+    return sorted(set(out))
+
+
+def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
+           with_table: bool = True) -> Verdict:
+    names = table.nodes
+    level = ev.level
+    n = len(names)
+    state = ev.state.reshape(n, 2)
+    named = (state == SLOW) | (state == UNREACHABLE)
     suspects: list[Suspect] = []
-    table: list[NodeRow] = []
-    for n in nodes:
-        rs = per.get(n, [])
-        states = [pair_state(r, level) for r in rs]
-        vals = [r.value for r in rs if r.ok]
-        med = statistics.median(vals) if vals else None
-        n_slow = states.count("slow")
-        n_failed = states.count("failed")
-        status = "ok" if rs else "unmeasured"
-        if n in cand:
-            conf = [r for r in rs if r.kind == "confirm"]
-            conf_states = [pair_state(r, level) for r in conf]
-            if conf and any(s == "ok" for s in conf_states):
-                status = "cleared"
-            else:
-                kind = "unreachable" if rs and n_failed == len(rs) else "slow"
-                if not rs:
-                    kind, note = "unreachable", "never measured"
+    for i in np.flatnonzero(named.any(axis=1)):
+        sides = [_side(ev, 2 * i), _side(ev, 2 * i + 1)]
+        kinds = {s.state for s in sides if s.state in ("slow", "unreachable")}
+        suspects.append(Suspect(node=names[i], kind="/".join(sorted(kinds)), sides=sides,
+                                confirmed_with=_confirmers(table, ev, int(i))))
+    undecided = []
+    for i in np.flatnonzero(((state == UNDECIDED) | (state == UNMEASURED)).any(axis=1)):
+        for d in (0, 1):
+            st = state[i, d]
+            if st == UNMEASURED:
+                undecided.append((names[i], DIRS[d], "never measured"))
+            elif st == UNDECIDED:
+                side = 2 * i + d
+                if ev.k[side]:
+                    why = (f"{math.exp(ev.mean[side]):.2f}x over a single clean run: too few "
+                           "to name it")
+                elif ev.charged[side]:
+                    why = "its only run failed, no second chance"
                 else:
-                    note = "" if conf else "no known-good partner"
-                s = Suspect(
-                    node=n,
-                    kind=kind,
-                    median=med,
-                    pairs=len(rs),
-                    bad=n_slow + n_failed,
-                    failed=n_failed,
-                    confirmed_with=[r.other(n) for r in conf],
-                    confirmed=bool(conf),
-                    note=note,
-                )
-                suspects.append(s)
-                status = "unreachable" if kind == "unreachable" else "suspect"
-        table.append(
-            NodeRow(
-                node=n,
-                pairs=len(rs),
-                ok=states.count("ok"),
-                slow=n_slow,
-                failed=n_failed,
-                median=med,
-                min=min(vals) if vals else None,
-                max=max(vals) if vals else None,
-                ratio=(med / level.center) if (med is not None and level.center) else None,
-                status=status,
-                partners=[r.other(n) for r in rs],
-            )
-        )
-    # A node's own figure leaves out the pairs it shared with a suspect (which only show the
-    # suspect), unless it is a suspect itself or has no other pair.
-    bad = {x.node for x in suspects}
-    for row in table:
-        rs = [r for r in per.get(row.node, []) if r.ok]
-        own = [r.value for r in rs if r.other(row.node) not in bad]
-        vals = own if (own and row.node not in bad) else [r.value for r in rs]
-        row.figure = statistics.median(vals) if vals else None
-        row.ratio = (row.figure / level.center) if (vals and level.center) else None
-    return Verdict(level=level, unit=unit, suspects=suspects, table=table)
+                    why = "no clean run: every partner was slow or failed"
+                undecided.append((names[i], DIRS[d], why))
+    # failed runs that no named side explains
+    status = table.status
+    fail = (status == FAILED) | (status == TIMEOUT) | ((status == OK) & ~(table.value > 0))
+    flat_named = named.reshape(-1)
+    explained = flat_named[2 * table.src] | flat_named[2 * table.dst + 1]
+    failed_runs = [table.run(int(j)).to_dict() for j in np.flatnonzero(fail & ~explained)]
+    rows = node_table(table, ev) if with_table else []
+    return Verdict(level=level, unit=unit, suspects=suspects, table=rows,
+                   failed_runs=failed_runs, undecided=undecided, interrupted=interrupted)
+
+
+def _per_node_stats(table: RunTable, n: int):
+    """Per node over its OK runs (either direction): count, median, min, max (vectorised)."""
+    ok = table.status == OK
+    node_of = np.concatenate([table.src[ok], table.dst[ok]])
+    vals = np.concatenate([table.value[ok], table.value[ok]])
+    order = np.lexsort((vals, node_of))
+    node_sorted, vals_sorted = node_of[order], vals[order]
+    start = np.searchsorted(node_sorted, np.arange(n))
+    count = np.bincount(node_of, minlength=n)
+    med = np.full(n, np.nan)
+    has = count > 0
+    lo = start[has] + (count[has] - 1) // 2
+    hi = start[has] + count[has] // 2
+    med[has] = (vals_sorted[lo] + vals_sorted[hi]) / 2
+    vmin = np.full(n, np.nan)
+    vmax = np.full(n, np.nan)
+    vmin[has] = vals_sorted[start[has]]
+    vmax[has] = vals_sorted[start[has] + count[has] - 1]
+    return count, med, vmin, vmax
+
+
+def _statuses(state: np.ndarray, runs: np.ndarray) -> list[str]:
+    """A node's status from its two sides' states (n x 2), by precedence."""
+    def anyof(*codes):
+        return np.isin(state, codes).any(axis=1)
+
+    out = np.full(len(state), "ambiguous", dtype=object)
+    out[(state == CLEARED).all(axis=1)] = "ok"
+    out[anyof(BORDERLINE)] = "borderline"
+    undecided = anyof(UNDECIDED, UNMEASURED)
+    out[undecided & (runs > 0)] = "undecided"
+    out[undecided & (runs == 0)] = "unmeasured"
+    out[anyof(SLOW)] = "suspect"
+    out[anyof(UNREACHABLE) & ~anyof(SLOW)] = "unreachable"
+    return out.tolist()
+
+
+def node_table(table: RunTable, ev: Evidence) -> list[NodeRow]:
+    """One row per node (statistics vectorised; the per-side reports as objects)."""
+    names = table.nodes
+    n = len(names)
+    state = ev.state.reshape(n, 2)
+    count, med, vmin, vmax = _per_node_stats(table, n)
+    # partners: the receiver of each run it sent (every pair runs both ways)
+    porder = np.argsort(table.src, kind="stable")
+    psorted = table.dst[porder]
+    pbounds = np.searchsorted(table.src[porder], np.arange(n + 1))
+    runs = np.bincount(table.src, minlength=n) + np.bincount(table.dst, minlength=n)
+    c = ev.level.center
+
+    def nums(a):
+        return [None if v != v else v for v in a.tolist()]  # NaN -> None
+
+    med_l, min_l, max_l = nums(med), nums(vmin), nums(vmax)
+    statuses = _statuses(state, runs)
+    sides = _sides(ev)
+    psorted_l, pbounds_l = psorted.tolist(), pbounds.tolist()
+    rows = []
+    for i in range(n):
+        partners = [names[j] for j in dict.fromkeys(psorted_l[pbounds_l[i]:pbounds_l[i + 1]])]
+        send, recv = sides[2 * i], sides[2 * i + 1]
+        figs = [s.figure for s in (send, recv) if s.figure is not None]
+        fig = min(figs) if figs else None
+        status = statuses[i]
+        rows.append(NodeRow(
+            node=names[i], pairs=int(runs[i]) // 2, ok=int(count[i]),
+            slow=send.slow + recv.slow, failed=send.failed + recv.failed,
+            median=med_l[i], min=min_l[i], max=max_l[i],
+            figure=fig, ratio=(fig / c) if (fig is not None and c) else None, status=status,
+            send=send, receive=recv, partners=partners))
+    return rows
+
+
+def row_dict(row: NodeRow) -> dict:
+    d = {"node": row.node, "pairs": row.pairs, "ok": row.ok, "slow": row.slow,
+         "failed": row.failed, "median": row.median, "min": row.min, "max": row.max,
+         "figure": row.figure, "ratio": row.ratio, "status": row.status,
+         "partners": row.partners}
+    for name, s in (("send", row.send), ("receive", row.receive)):
+        for key in ("state", "figure", "ratio", "runs", "clean", "slow", "failed"):
+            d[f"{name}_{key}"] = getattr(s, key) if s is not None else None
+    return d
+
+
+__all__ = ["NodeRow", "SideReport", "Suspect", "Verdict", "decide", "fmt", "row_dict"]

@@ -18,7 +18,7 @@ import logging
 import sys
 import traceback
 
-from fabrictest.txrx.errors import EXIT_FAULT, EXIT_USAGE, TxrxError, UsageError
+from fabrictest.txrx.errors import EXIT_FAULT, TxrxError, UsageError, refuse
 from fabrictest.txrx.options import (
     BUFFERS,
     DEFAULT_TIMEOUT,
@@ -127,9 +127,10 @@ def run_main(argv=None) -> int:
         return int(err.code or 0)
     if usage is not None:
         # before MPI starts: every rank parsed the same argv, so only rank 0 says so
-        if _rank_from_env() == 0:
+        rank = _rank_from_env()
+        if rank == 0:
             log.error(str(usage))
-        return EXIT_USAGE
+        return refuse(rank)
     try:
         from mpi4py import MPI
     except ImportError as err:
@@ -142,7 +143,7 @@ def run_main(argv=None) -> int:
     except UsageError as err:
         if rank == 0:
             log.error(str(err))
-        return EXIT_USAGE
+        return refuse(rank)
     try:
         from fabrictest.txrx.run import run
 
@@ -166,9 +167,15 @@ def run_main(argv=None) -> int:
     return EXIT_FAULT
 
 
+ABORT_DELAY = 0.2  # seconds for mpirun to relay our one line before its own abort notice
+
+
 def _abort(comm, code: int) -> None:
+    import time
+
     sys.stdout.flush()
     sys.stderr.flush()
+    time.sleep(ABORT_DELAY)
     comm.Abort(code)
 
 

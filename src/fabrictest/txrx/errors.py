@@ -31,3 +31,16 @@ class Fault(TxrxError):
     """A failure in the middle of a run (deadline, dead peer, completion error): abort the job."""
 
     exit_code = EXIT_FAULT
+
+
+RANK0_FIRST = 0.5  # seconds the other ranks wait before exiting on a refusal
+
+
+def refuse(rank: int) -> int:
+    """Exit status of a refusal on `rank`: rank 0 (which prints the one line) exits first, so
+    that mpirun reports its status and relays its line before it ends the other ranks."""
+    if rank != 0:
+        import time
+
+        time.sleep(RANK0_FIRST)
+    return EXIT_USAGE

@@ -7,10 +7,17 @@ Buffer limits (docs/txrx.md repeats them):
 - one rank's buffers (`streams x slots x msg_size`; a receiver has one ring per transmitter)
   are at most 16 GiB, and at most half of the host's memory (checked on every host at start);
 - `--nmsg` is at most 2**32 with `--method rdma` (the immediate data is 32 bits wide).
+
+Count and time limits (what is allocated per message): no rank keeps anything per message,
+except a transmitter with `--inject-loss`, which holds the sorted list of the sequence numbers
+it skips (8 bytes each, at most 16,777,216 of them: 128 MiB). Byte counts are 64-bit signed
+integers, so `--nmsg x --msg-size` is at most 2**63 - 1. `--inject-loss` must skip at least one
+message and leave at least one. `--timeout` is finite, above 0 and at most one hour.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 METHODS = ("rdma", "mpi")
@@ -26,6 +33,9 @@ MAX_SLOTS = 1 << 20
 MAX_RANK_BUFFER = 16 << 30
 MAX_RDMA_NMSG = 1 << 32
 DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 3600.0  # no wait in the tool needs an hour without progress
+MAX_STREAM_BYTES = (1 << 63) - 1  # byte counts are int64 in the JSON and in numpy
+MAX_SKIPPED = 1 << 24  # skipped sequence numbers a transmitter lists (8 bytes each: 128 MiB)
 
 
 @dataclass(frozen=True)
@@ -95,11 +105,38 @@ def parse_fault(text: str) -> FaultSpec:
     return FaultSpec(parts[0], parse_int(parts[1]), parse_int(parts[2]))
 
 
+def skipped_count(nmsg: int, fraction: float) -> int:
+    """Sequence numbers `--inject-loss fraction` skips per transmitter: round(fraction * nmsg)."""
+    return int(round(fraction * nmsg)) if fraction > 0 else 0
+
+
 def human_bytes(n: int) -> str:
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
+
+
+def _check_inject_loss(opts: Options) -> None:
+    from fabrictest.txrx.errors import UsageError
+
+    if opts.inject_loss <= 0:
+        return
+    k = skipped_count(opts.nmsg, opts.inject_loss)
+    what = f"--inject-loss {opts.inject_loss:g} x --nmsg {opts.nmsg}"
+    if k == 0:
+        raise UsageError(
+            f"{what} skips no message (round({opts.inject_loss * opts.nmsg:g}) = 0), so the run"
+            f" would not test loss accounting: use --nmsg >= {math.ceil(1 / opts.inject_loss)}"
+            " or a larger fraction"
+        )
+    if k >= opts.nmsg:
+        raise UsageError(f"{what} skips every message: nothing would be sent")
+    if k > MAX_SKIPPED:
+        raise UsageError(
+            f"{what} = {k} skipped messages per transmitter exceeds the limit of {MAX_SKIPPED}"
+            " (a transmitter lists them, 8 bytes each): lower --nmsg or --inject-loss"
+        )
 
 
 def validate(opts: Options, world_size: int | None = None) -> None:
@@ -120,14 +157,23 @@ def validate(opts: Options, world_size: int | None = None) -> None:
         value = getattr(opts, name)
         if value <= 0:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-    if not opts.timeout > 0:
-        raise UsageError(f"--timeout must be positive, got {opts.timeout}")
+    if not (math.isfinite(opts.timeout) and 0 < opts.timeout <= MAX_TIMEOUT):
+        raise UsageError(
+            f"--timeout must be a finite number of seconds above 0 and at most {MAX_TIMEOUT:g}"
+            f" (one hour), got {opts.timeout}"
+        )
     if opts.port <= 0:
         raise UsageError(f"--port must be positive, got {opts.port}")
     if opts.gid_index is not None and opts.gid_index < 0:
         raise UsageError(f"--gid-index must be 0 or more, got {opts.gid_index}")
     if not 0.0 <= opts.inject_loss < 1.0:
         raise UsageError(f"--inject-loss must be in [0, 1), got {opts.inject_loss}")
+    if opts.nmsg * opts.msg_size > MAX_STREAM_BYTES:
+        raise UsageError(
+            f"--nmsg {opts.nmsg} x --msg-size {opts.msg_size} bytes per stream does not fit the"
+            f" 64-bit byte counters (at most 2**63-1 bytes): lower --nmsg"
+        )
+    _check_inject_loss(opts)
     if opts.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {opts.seed}")
     if opts.msg_size < MIN_MSG_SIZE or opts.msg_size > MAX_MSG_SIZE or opts.msg_size % MSG_ALIGN:

@@ -26,6 +26,7 @@ class TxReport:
     sent: int  # messages posted
     total: int  # sequence numbers covered (skipped ones included): the final count reported
     elapsed: float
+    simulated: dict | None = None  # the simulated verbs provider's counters (None: real run)
 
     @property
     def bytes(self) -> int:
@@ -48,7 +49,12 @@ class TxReport:
             "messages_total": self.total,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            **_sim_record(self.simulated),
         }
+
+
+def _sim_record(sim: dict | None) -> dict:
+    return {} if sim is None else {"simulated": True, "sim": sim}
 
 
 @dataclass
@@ -64,6 +70,7 @@ class StreamReport:
     elapsed: float
     gaps: int = 0
     bad: int = 0
+    simulated: dict | None = None  # the simulated verbs provider's counters of this stream's QP
 
     @property
     def bytes(self) -> int:
@@ -87,6 +94,7 @@ class StreamReport:
             "out_of_order": self.bad,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            **_sim_record(self.simulated),
         }
 
 
@@ -96,6 +104,7 @@ class RxReport:
     index: int
     host: str
     streams: list[StreamReport] = field(default_factory=list)
+    simulated: dict | None = None  # the simulated provider's process-wide figures
 
     def record(self) -> dict:
         s = self.streams
@@ -117,6 +126,7 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
+            **_sim_record(self.simulated),
             "streams": [x.record() for x in s],
         }
 
@@ -132,10 +142,18 @@ def buffer_line(host: str, kind: str, shape: tuple[int, ...]) -> str:
 
 def transmitter_lines(rep: TxReport) -> list[str]:
     who = f"Rank {rep.index} transmitter"
-    return [
+    out = [
         f"{who} elapsed time is {float(rep.elapsed)} seconds",
         f"{who} data rate is {float(rep.gbps)} Gbps",
     ]
+    if rep.simulated is not None:
+        s = rep.simulated
+        out.append(
+            f"{who} verbs provider is simulated: {s.get('sent', 0)} writes sent,"
+            f" {s.get('dropped', 0)} dropped, {s.get('corrupted', 0)} corrupted,"
+            f" {s.get('retransmitted', 0)} retransmitted"
+        )
+    return out
 
 
 def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
@@ -148,6 +166,17 @@ def stream_lines(rx_index: int, s: StreamReport) -> list[str]:
         f"{who}, message total is {int(s.total)}",
         f"{who}, message loss rate is {float(s.loss_rate)}",
         f"{who}, message corrupt is {int(s.corrupt)}",
+    ] + _sim_stream_line(who, s.simulated)
+
+
+def _sim_stream_line(who: str, sim: dict | None) -> list[str]:
+    if sim is None:
+        return []
+    return [
+        f"{who}, verbs provider is simulated: {sim.get('landed', 0)} writes landed,"
+        f" {sim.get('lost', 0)} lost on the wire, {sim.get('no_receive', 0)} without a posted"
+        f" receive, {sim.get('access_errors', 0)} refused (rkey/bounds),"
+        f" {sim.get('psn_resyncs', 0)} PSN resyncs"
     ]
 
 
@@ -167,9 +196,49 @@ def emit(lines: list[str], stream=None) -> None:
     stream.flush()
 
 
+def json_path_problem(path: str) -> str | None:
+    """Why `--json PATH` cannot be written (or None): checked by rank 0 before any traffic.
+
+    The directory must exist and PATH must not be a directory; writability is proven by
+    creating and removing the temporary file the final write uses (os.access is not enough:
+    root passes it on a read-only or pseudo file system).
+    """
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--json {path} is a directory: give a file name"
+    if not os.path.isdir(where):
+        return f"--json {path}: directory {where} does not exist"
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "w"):
+            pass
+    except OSError as err:
+        return f"--json {path} cannot be written: {err.strerror or err}"
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return None
+
+
+def _tmp_name(path: str) -> str:
+    return f"{path}.tmp{os.getpid()}"
+
+
 def write_json(path: str, doc: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write `doc` atomically (a temporary file renamed into place, removed on failure)."""
+    from fabrictest.txrx.errors import Fault
+
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=2, sort_keys=False)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise Fault(f"--json {path} could not be written: {err.strerror or err}") from None

@@ -8,7 +8,7 @@ import socket
 
 from fabrictest.txrx import output
 from fabrictest.txrx.buffers import Buffer, check_cuda_setup
-from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, EXIT_USAGE, TxrxError
+from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, TxrxError, refuse
 from fabrictest.txrx.options import Options, human_bytes
 from fabrictest.txrx.roles import Role, role_of
 from fabrictest.txrx.sync import agree_error, allgather_obj
@@ -31,6 +31,10 @@ def host_memory() -> int | None:
 
 def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None, object]:
     """This rank's reason not to start (or None) and, for rdma, the probed device setup."""
+    if role.rank == 0 and opts.json:
+        bad = output.json_path_problem(opts.json)
+        if bad:
+            return bad, None
     need = opts.rank_buffer_bytes(role.streams)
     mem = host_memory()
     if opts.buffer == "host" and mem and need > mem // 2:
@@ -61,7 +65,7 @@ def run(comm, opts: Options) -> int:
     if agreed is not None:
         if rank == 0:
             log.error(agreed[1])
-        return EXIT_USAGE
+        return refuse(rank)
 
     shape = buffer_shape(opts, role)
     if opts.method == "mpi":
@@ -76,6 +80,19 @@ def run(comm, opts: Options) -> int:
     else:
         from fabrictest.txrx.transports import rdma
 
+        providers = allgather_obj(comm, setup.pv.name, opts.timeout, "agreeing on the verbs provider")
+        if len(set(providers)) > 1:
+            if rank == 0:
+                log.error(
+                    f"ranks disagree on the verbs provider ({', '.join(sorted(set(providers)))}):"
+                    " set FABRICTEST_VERBS the same on every rank"
+                )
+            return refuse(rank)
+        if rank == 0 and setup.simulated:
+            log.warning(
+                f"verbs provider is {setup.pv.describe}: the rdma code path ran without an RDMA"
+                " device; data rates are not NIC rates"
+            )
         rep = rdma.run(comm, opts, role, setup, host, shape)
 
     if role.is_receiver:
@@ -90,7 +107,7 @@ def run(comm, opts: Options) -> int:
     if rank == 0:
         records = [r for r, _ in everyone]
         if opts.json:
-            output.write_json(opts.json, json_document(opts, records, code))
+            output.write_json(opts.json, json_document(opts, records, code, setup))
         if code == EXIT_LOSS:
             rx = [r for r in records if r["role"] == "receiver"]
             missed = sum(r["messages_missed"] for r in rx)
@@ -102,15 +119,20 @@ def run(comm, opts: Options) -> int:
     return code
 
 
-def json_document(opts: Options, records: list[dict], code: int) -> dict:
+def json_document(opts: Options, records: list[dict], code: int, setup=None) -> dict:
     from fabrictest import __version__
 
     opt = {k: v for k, v in vars(opts).items() if k not in ("fault", "verbose", "json")}
+    pv = getattr(setup, "pv", None)
     return {
         "tool": "fabrictest.txrx",
         "version": __version__,
         "exit_status": code,
         "world_size": opts.world_size,
+        # which verbs provider ran the rdma method: "pyverbs", "sim" (simulated), None (mpi)
+        "verbs_provider": getattr(pv, "name", None),
+        "simulated": bool(getattr(pv, "simulated", False)),
+        **({"verbs": pv.describe} if pv is not None else {}),
         "options": opt,
         "ranks": records,
     }

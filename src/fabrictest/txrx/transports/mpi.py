@@ -100,7 +100,7 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
 class _Stream:
     __slots__ = (
         "k", "src", "reqs", "rows", "final", "final_req", "total", "sent", "posted",
-        "received", "corrupt", "counter", "t_last", "done", "blocks",
+        "received", "corrupt", "counter", "t_last", "done", "blocks", "until",
     )  # fmt: skip
 
     def __init__(self, k, src, reqs, rows, limit):
@@ -118,6 +118,7 @@ class _Stream:
         self.counter = GapCounter(limit)
         self.t_last = None
         self.done = False
+        self.until = 0.0  # this stream's deadline (monotonic): its own progress moves it
 
 
 def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
@@ -148,11 +149,14 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
         st.posted = min(slots, opts.nmsg)
         startall(st.reqs[: st.posted])
     active = list(streams)
-    deadline = Deadline(timeout)
+    start = time.monotonic()
+    for st in active:
+        st.until = start + timeout
     total_received = 0
     while active:
-        progress = False
+        now = None
         for st in active:
+            progress = False
             p = st.received
             end = min((p // cm + 1) * cm, st.posted)
             if st.sent is not None:
@@ -166,14 +170,14 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
                         st.total, st.sent = int(st.final[0]), int(st.final[1])
                         progress = True
                 else:
-                    now = time.perf_counter()
+                    t = time.perf_counter()
                     rows = st.rows[slot : slot + n]
                     seqs = buf.host(rows[:, 0]).astype(np.int64)
                     st.counter.add(seqs)
                     if check:
                         st.corrupt += ring.count_corrupt(rows, seqs, opts.test, xp)
                     st.received = end
-                    st.t_last = now
+                    st.t_last = t
                     again = min(n, opts.nmsg - st.posted)
                     if again > 0:
                         startall(block if again == n else block[:again])
@@ -187,18 +191,20 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
                 progress = True
             if st.sent is not None and st.received >= st.sent:
                 st.done = True
-        if progress:
-            deadline.touch()
-            if any(st.done for st in active):
-                active = [st for st in active if not st.done]
-        elif deadline.expired():
-            st = active[0]
-            got = f"received {st.received} of {opts.nmsg}"
-            raise Fault(
-                f"Rank {role.index} receiver from transmitter {st.k}: nothing arrived for "
-                f"{timeout:g} s ({got}, final count {'not ' if st.total is None else ''}received):"
-                f" its transmitter (rank {st.src}) stopped sending or died"
-            )
+            # each stream has its own deadline: a stalled one is reported even while others flow
+            if now is None:
+                now = time.monotonic()
+            if progress:
+                st.until = now + timeout
+            elif now > st.until:
+                got = f"received {st.received} of {opts.nmsg}"
+                raise Fault(
+                    f"Rank {role.index} receiver from transmitter {st.k}: nothing arrived for "
+                    f"{timeout:g} s ({got}, final count {'not ' if st.total is None else ''}"
+                    f"received): its transmitter (rank {st.src}) stopped sending or died"
+                )
+        if any(st.done for st in active):
+            active = [st for st in active if not st.done]
     reports = []
     for st in streams:
         _cancel(st, slots, timeout)

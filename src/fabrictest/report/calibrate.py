@@ -1,0 +1,210 @@
+"""References from repeated sessions: reference = median, bound from the observed spread.
+
+For each figure (test class, the values of its reference's `$index`, performance variable)
+seen in K >= 3 sessions of one system:
+
+* reference: the median of the sessions' values (one value per session; test cases that
+  share one reference entry, such as two spans of one scenario, are pooled);
+* bound, on the side that matters for the figure (rates: lower, times: upper, no direction:
+  both): the largest of `floor`, `factor` x 1.4826 x MAD / median, and the farthest session
+  on that side (a reference must accept the runs it was made from), rounded outwards;
+* refused, with one line naming the figure and why: fewer than 3 sessions, a figure missing
+  from some sessions, sessions measured with different shaping variables, a median of 0, or
+  a spread too wide for a bound that can fail (beyond `max_bound`; a lower bound of -100%).
+
+Per-item figures judged against a headline's reference (`reference_aliases`) and
+informational ones (`informational_perf_vars`) are not calibrated. Pure: no files.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import refformat, stats
+from .direction import HIGHER, LOWER, better
+from .results import PerfRecord
+
+FACTOR = 3.0
+FLOOR = 0.05
+MAX_BOUND = 0.5
+_OK_PHASES = (None, "performance")  # a value from a test that failed only its reference
+
+
+@dataclass
+class Figure:
+    """One reference entry's samples."""
+
+    cls: str
+    keys: tuple  # values of the $index names after '$system'
+    pvar: str
+    unit: str
+    values: dict[str, list[float]] = field(default_factory=dict)  # session -> values
+    shaping: dict[str, set] = field(default_factory=lambda: defaultdict(set))
+    tests: set[str] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        where = ".".join(str(k) for k in self.keys)
+        return f"{self.cls} {where + ' ' if where else ''}{self.pvar}"
+
+
+@dataclass
+class Entry:
+    cls: str
+    keys: tuple
+    pvar: str
+    ref: float
+    lower: float | None
+    upper: float | None
+    unit: str
+    spread: stats.Spread
+    shaping: dict[str, Any]
+    tests: list[str]
+
+    @property
+    def name(self) -> str:
+        where = ".".join(str(k) for k in self.keys)
+        return f"{self.cls} {where + ' ' if where else ''}{self.pvar}"
+
+    def summary(self) -> str:
+        lo = "-" if self.lower is None else f"{100 * self.lower:+.1f}%"
+        hi = "-" if self.upper is None else f"{100 * self.upper:+.1f}%"
+        sig = "?" if self.spread.sigma is None else f"±{100 * self.spread.sigma:.1f}%"
+        return (f"median {self.ref:.4g} {self.unit}, bounds {lo} {hi}, {self.spread.n} "
+                f"sessions, spread {sig}, range {self.spread.low:.4g}-{self.spread.high:.4g}")
+
+
+@dataclass
+class Calibration:
+    system: str
+    sessions: list[str]
+    entries: list[Entry]
+    refused: list[str]
+
+
+def _round_sig(x: float, digits: int = 4) -> float:
+    if x == 0:
+        return 0.0
+    return round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
+
+
+def _ceil(x: float, step: float = 0.001) -> float:
+    return round(math.ceil(x / step - 1e-9) * step, 6)
+
+
+def bound_for(values: Sequence[float], direction: str | None, factor: float, floor: float
+              ) -> tuple[float, float | None, float | None, stats.Spread]:
+    """(reference, lower, upper, spread) for one figure's per-session values."""
+    sp = stats.spread(values)
+    ref = _round_sig(sp.median)
+    sigma = sp.sigma or 0.0
+    below = (ref - sp.low) / abs(ref)  # the farthest session on each side, as fractions
+    above = (sp.high - ref) / abs(ref)
+    need = {LOWER: above, HIGHER: below, None: max(above, below)}[direction]
+    bound = _ceil(max(floor, factor * sigma, need))
+    while direction != LOWER and ref * (1 - bound) > sp.low:  # rounding must not cut one off
+        bound = _ceil(bound + 0.001)
+    while direction != HIGHER and ref * (1 + bound) < sp.high:
+        bound = _ceil(bound + 0.001)
+    lower = None if direction == LOWER else -bound
+    upper = None if direction == HIGHER else bound
+    return ref, lower, upper, sp
+
+
+def _skipped(r: PerfRecord) -> bool:
+    """Figures judged against another figure's reference, or informational."""
+    aliases = r.variables.get("reference_aliases") or {}
+    informational = r.variables.get("informational_perf_vars") or []
+    return any(re.fullmatch(p, r.pvar) for p in [*aliases, *informational])
+
+
+def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], Sequence[str]],
+           ) -> tuple[dict[tuple, Figure], list[str]]:
+    """The figures to calibrate, keyed by (class, keys, pvar), and refusals of whole classes
+    whose reference index cannot be filled from the results."""
+    figures: dict[tuple, Figure] = {}
+    refused: dict[str, str] = {}
+    for r in records:
+        if r.value is None or r.variables.get("fail_phase") not in _OK_PHASES or _skipped(r):
+            continue
+        if r.base in refused:
+            continue
+        index = list(index_of(r.base, r))
+        keys = []
+        for name in index[1:]:
+            if name == "$partition":
+                keys.append(f"{r.system}:{r.partition}")
+            elif name == "$environ":
+                keys.append(r.environ)
+            elif name.startswith("$"):
+                refused[r.base] = (f"{r.base}: its $index names {name}, which a run report "
+                                   "does not record")
+                break
+            elif name not in r.variables:
+                refused[r.base] = (f"{r.base}: its $index names {name!r}, which its test "
+                                   "cases do not record")
+                break
+            else:
+                keys.append(r.variables[name])
+        else:
+            k = (r.base, tuple(keys), r.pvar)
+            fig = figures.setdefault(k, Figure(r.base, tuple(keys), r.pvar, r.unit))
+            fig.values.setdefault(r.session, []).append(r.value)
+            fig.tests.add(r.test)
+            for name, value in refformat.measured_with(r.variables, index).items():
+                fig.shaping[name].add(value if not isinstance(value, list) else tuple(value))
+            if r.unit != fig.unit:
+                fig.shaping["unit"].update({fig.unit, r.unit})
+    return figures, list(refused.values())
+
+
+def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
+              index_of: Callable[[str, PerfRecord], Sequence[str]], *,
+              factor: float = FACTOR, floor: float = FLOOR, max_bound: float = MAX_BOUND,
+              ) -> Calibration:
+    """Entries for every figure of `records` (one system), or refusals."""
+    system = records[0].system if records else ""
+    sessions = list(sessions)
+    figures, refused = gather(records, index_of)
+    entries: list[Entry] = []
+    for fig in sorted(figures.values(), key=lambda f: (f.cls, str(f.keys), f.pvar)):
+        missing = [s for s in sessions if s not in fig.values]
+        if missing:
+            refused.append(f"{fig.name}: missing from {len(missing)} of {len(sessions)} "
+                           f"sessions ({', '.join(s[:8] for s in missing)})")
+            continue
+        varied = {k: sorted(map(str, v)) for k, v in fig.shaping.items() if len(v) > 1}
+        if varied:
+            what = "; ".join(f"{k} {', '.join(v)}" for k, v in varied.items())
+            refused.append(f"{fig.name}: the sessions measured it differently ({what})")
+            continue
+        per_session = [stats.spread(fig.values[s]).median for s in sessions]
+        if len(per_session) < stats.MIN_SESSIONS:
+            refused.append(f"{fig.name}: {len(per_session)} sessions, "
+                           f"{stats.MIN_SESSIONS} needed")
+            continue
+        direction = better(fig.unit, fig.pvar)
+        ref, lower, upper, sp = bound_for(per_session, direction, factor, floor)
+        if ref <= 0:
+            refused.append(f"{fig.name}: median {sp.median:g} {fig.unit}: a relative bound "
+                           "around it cannot fail")
+            continue
+        bound = max(abs(lower or 0), abs(upper or 0))
+        side, sign = {LOWER: ("upper", "+"), HIGHER: ("lower", "-"),
+                      None: ("two-sided", "±")}[direction]
+        if bound > max_bound or (lower is not None and lower <= -1):
+            refused.append(
+                f"{fig.name}: spread too wide: sessions {sp.low:.4g}-{sp.high:.4g} {fig.unit} "
+                f"around {sp.median:.4g}, the {side} bound would be {sign}{100 * bound:.0f}% "
+                f"(more than --max-bound {100 * max_bound:g}%"
+                + (", and a lower bound of -100% cannot fail)" if bound >= 1 else ")"))
+            continue
+        shaping = {k: next(iter(v)) for k, v in fig.shaping.items() if k != "unit"}
+        entries.append(Entry(fig.cls, fig.keys, fig.pvar, ref, lower, upper, fig.unit, sp,
+                             shaping, sorted(fig.tests)))
+    return Calibration(system, sessions, entries, refused)

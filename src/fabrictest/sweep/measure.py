@@ -1,0 +1,100 @@
+"""What is measured on a pair: the tx/rx tool or osu_bw, one direction per run.
+
+Each measurement says which of its two ranks sends (`sender_rank`); the runner places that
+rank on the sending node.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class MeasurementError(RuntimeError):
+    """The measurement ran but its output has no figure."""
+
+
+def _console_script(name: str) -> str:
+    """Absolute path of one of our console scripts (next to the interpreter), else the name."""
+    cand = Path(sys.executable).parent / name
+    if cand.exists():
+        return str(cand)
+    return shutil.which(name) or name
+
+
+@dataclass
+class Txrx:
+    """`txrx` with one receiver (rank 0) and one transmitter (rank 1)."""
+
+    sender_rank = 1
+
+    method: str = "mpi"
+    msg_size: int = 65536
+    nmsg: int = 500
+    num_blks: int = 10
+    num_cmsgs: int = 100
+    timeout: float | None = None
+    extra: Sequence[str] = ()
+    exe: str = field(default_factory=lambda: _console_script("txrx"))
+    unit: str = "Gbps"
+
+    @property
+    def name(self) -> str:
+        return f"txrx-{self.method}"
+
+    def argv(self) -> list[str]:
+        argv = [
+            self.exe, "--nrx", "1", "--nlink", "1", "--method", self.method,
+            "--msg-size", str(self.msg_size), "--num-blks", str(self.num_blks),
+            "--num-cmsgs", str(self.num_cmsgs), "--nmsg", str(self.nmsg),
+        ]  # fmt: skip
+        if self.timeout:
+            argv += ["--timeout", f"{self.timeout:g}"]
+        return argv + list(self.extra)
+
+    def parse(self, text: str) -> float:
+        from ..parsers.txrx import parse_txrx
+
+        try:
+            report = parse_txrx(text)
+        except ValueError as err:
+            raise MeasurementError(str(err)) from err
+        rate = report.min_gbps()
+        if rate is None:
+            why = "; ".join(report.errors) or "no receiver data rate line"
+            raise MeasurementError(why)
+        return rate
+
+
+@dataclass
+class OsuBw:
+    """`osu_bw` at one message size (MB/s), the figure of its last row (rank 0 sends)."""
+
+    sender_rank = 0
+
+    exe: str = "osu_bw"
+    size: int = 1 << 20
+    extra: Sequence[str] = ()
+    unit: str = "MB/s"
+    timeout: float | None = None
+
+    @property
+    def name(self) -> str:
+        return "osu_bw"
+
+    def argv(self) -> list[str]:
+        return [self.exe, "-m", f"{self.size}:{self.size}", *self.extra]
+
+    def parse(self, text: str) -> float:
+        from ..parsers.osu import parse_osu
+
+        try:
+            result = parse_osu(text)
+        except ValueError as err:
+            raise MeasurementError(str(err)) from err
+        if not result.rows:
+            raise MeasurementError("osu_bw printed no rows")
+        return result.rows[-1].value
