@@ -169,7 +169,22 @@ def test_cli_up_needs_root(tmp_path, capsys):
 def test_cli_bad_rate_is_one_line(tmp_path, capsys):
     rc = cli.main(["--state-dir", str(tmp_path), "up", "--rate", "fast"])
     err = capsys.readouterr().err
-    assert rc == 1 and err.count("\n") == 1 and "bad rate" in err
+    assert rc == 2 and err.count("\n") == 1 and "bad rate" in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["degrade", "node03", "fast"], "bad rate"),
+    (["degrade", "node03", "1kbit", "--direction", "tx"], "below 8kbit"),
+    (["degrade", "nodeX", "50mbit"], "nodeX"),
+    (["link-down", "ctl"], "ctl"),
+    (["restore", "node3"], "node3"),
+])
+def test_cli_bad_input_is_refused_before_looking_for_a_cluster(tmp_path, capsys, argv, says):
+    # no cluster in tmp_path: the refusal comes first, exit 2, one line
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and says in err, err
+    assert err.startswith("vcluster: error: ") and "no cluster" not in err
 
 
 def test_directions_name_the_end_that_shapes_them():

@@ -9,7 +9,8 @@
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
-Errors are one line on stderr: exit status 1 when a command failed, 2 for bad usage.
+Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
+(usage, a node name, rate or direction that cannot be).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import time
 from pathlib import Path
 
 from .cluster import Cluster, VClusterError, format_status
-from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir
-from .shaping import BOTH, DIRECTIONS
+from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
+from .shaping import BOTH, DIRECTIONS, parse_rate
 
 USAGE_ERROR = 2
 
@@ -115,13 +116,22 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "hostfile":
             print(_existing(state_dir, args.verbose).plan.hostfile)
         elif args.command == "degrade":
+            # bad input is refused before the cluster is looked for
+            node_index(args.node)
+            parse_rate(args.rate)
             print(_existing(state_dir, args.verbose).degrade(args.node, args.rate,
                                                              args.direction))
         elif args.command == "link-down":
+            node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))
         elif args.command == "restore":
+            if args.node:
+                node_index(args.node)
             print(_existing(state_dir, args.verbose).restore(args.node))
-    except (VClusterError, PlanError) as err:
+    except PlanError as err:  # a request that describes no cluster or link: bad input
+        print(f"vcluster: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    except VClusterError as err:
         print(f"vcluster: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

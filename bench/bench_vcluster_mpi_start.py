@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""How often does an MPI job crash at start-up on the vcluster? N tiny Open MPI jobs
+(MPI_Init, every rank sends to every other, MPI_Finalize) launched with `srun --mpi=pmix`
+across the nodes of a running cluster, K at a time, for each PMIx fence setting asked for:
+
+* ``tree``: Slurm 22.05's default for a fence without data (the barriers that end MPI_Init
+  and start MPI_Finalize): what the vcluster had before it wrote mpi.conf;
+* ``ring``: what `vcluster up` configures now (mpi.conf ``PMIxCollFence=ring``);
+* ``conf``: whatever the cluster's mpi.conf says (no SLURM_PMIX_FENCE in the job's env).
+
+Each setting's jobs run interleaved with the others' (job i of every setting, then i+1), so a
+load spike on the shared machine hits them alike. Prints, per setting: jobs, ok, crashed
+(a signal or segfault, Open MPI's TCP/shared-memory errors), hung (killed at the deadline),
+other failures; keeps the output of each failed job under --keep.
+
+usage (root, a cluster up, under the team's vcluster lock):
+    python bench/bench_vcluster_mpi_start.py [--jobs 100] [--fence tree ring] [--parallel 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from fabrictest.vcluster.plan import Plan, default_state_dir
+
+PROGRAM = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int rank, size, i, sum = 0, got;
+    char host[MPI_MAX_PROCESSOR_NAME]; int len;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Get_processor_name(host, &len);
+    for (i = 1; i < size; i++) {  /* every pair talks: TCP between nodes, vader within */
+        int to = (rank + i) % size, from = (rank - i + size) % size;
+        MPI_Sendrecv(&rank, 1, MPI_INT, to, 0, &got, 1, MPI_INT, from, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        sum += got;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("ok %d ranks sum %d\n", size, sum);
+    MPI_Finalize();
+    return 0;
+}
+"""
+# Does a fence without data hold every node? Rank 0 sleeps before MPI_Finalize (whose PMIx
+# fence carries no data); every other rank prints how long its MPI_Finalize took. Synchronised,
+# the ranks on other nodes wait for rank 0; a fence that completes on each node alone lets them
+# go at once (and, at the end of MPI_Init, lets a rank talk to peers not ready yet).
+PROBE = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+                          return t.tv_sec + t.tv_nsec * 1e-9; }
+int main(int argc, char **argv) {
+    int rank; char host[MPI_MAX_PROCESSOR_NAME]; int len; double t0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Get_processor_name(host, &len);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) sleep(2);
+    t0 = now();
+    MPI_Finalize();
+    printf("finalize %d %s %.3f\n", rank, host, now() - t0);
+    return 0;
+}
+"""
+CRASH = re.compile(r"Segmentation fault|signal \d+|SIGSEGV|SIGBUS|SIGABRT|core dumped|"
+                   r"mca_btl_tcp|btl_vader|ENOENT|EINPROGRESS|Signal:|exited on signal",
+                   re.IGNORECASE)
+
+
+def build(workdir: Path, name: str = "mpistart", text: str = PROGRAM) -> Path:
+    src = workdir / f"{name}.c"
+    src.write_text(text)
+    exe = workdir / name
+    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(src)], check=True, timeout=120)
+    return exe
+
+
+def one_job(exe: Path, env: dict, fence: str, nodes: int, ranks: int, deadline: float):
+    job_env = dict(env)
+    if fence != "conf":
+        job_env["SLURM_PMIX_FENCE"] = fence
+    cmd = ["srun", "--mpi=pmix", "--partition=vc", f"-N{nodes}", f"-n{ranks}",
+           "--time=2", "--kill-on-bad-exit=1", str(exe)]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=job_env,
+                              timeout=deadline)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) \
+            else (exc.stdout or "")
+        return "hung", out, time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    if proc.returncode == 0 and f"ok {ranks} ranks" in proc.stdout:
+        return "ok", out, time.monotonic() - t0
+    if CRASH.search(out) or proc.returncode < 0 or proc.returncode >= 128:
+        return "crashed", out, time.monotonic() - t0
+    return "other", out, time.monotonic() - t0
+
+
+def probe(exe: Path, env: dict, args) -> int:
+    print(f"rank 0 sleeps 2 s before MPI_Finalize; {args.ranks} ranks on {args.nodes} nodes")
+    print(f"{'fence':6} {'run':>3}  MPI_Finalize seconds of the ranks on rank 0's node | "
+          "on other nodes")
+    for i in range(3):
+        for fence in args.fence:
+            job_env = dict(env)
+            if fence != "conf":
+                job_env["SLURM_PMIX_FENCE"] = fence
+            proc = subprocess.run(
+                ["srun", "--mpi=pmix", "--partition=vc", f"-N{args.nodes}", f"-n{args.ranks}",
+                 "--time=2", str(exe)], capture_output=True, text=True, env=job_env,
+                timeout=args.deadline)
+            rows = [ln.split()[1:] for ln in proc.stdout.splitlines()
+                    if ln.startswith("finalize ")]
+            host0 = next((h for r, h, _ in rows if r == "0"), None)
+            same = sorted(float(s) for r, h, s in rows if h == host0 and r != "0")
+            other = sorted(float(s) for r, h, s in rows if h != host0)
+            print(f"{fence:6} {i:3}  {' '.join(f'{x:.2f}' for x in same) or '-'} | "
+                  f"{' '.join(f'{x:.2f}' for x in other)}  (exit {proc.returncode})")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=100, help="jobs per fence setting")
+    ap.add_argument("--fence", nargs="+", default=["tree", "ring"],
+                    choices=["tree", "ring", "conf"])
+    ap.add_argument("--nodes", type=int, default=4)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--parallel", type=int, default=4, help="jobs in flight at once")
+    ap.add_argument("--deadline", type=float, default=90, help="seconds before a job is hung")
+    ap.add_argument("--keep", type=Path, default=None, help="directory for failed jobs' output")
+    ap.add_argument("--probe", action="store_true",
+                    help="instead: how long ranks on other nodes wait in MPI_Finalize while "
+                    "rank 0 sleeps 2 s (does the fence without data hold every node?)")
+    args = ap.parse_args()
+    state = default_state_dir()
+    if not (state / "cluster.json").is_file():
+        print(f"bench: no vcluster in {state}: run `vcluster up`", file=sys.stderr)
+        return 2
+    plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
+    env = {**os.environ, **plan.env()}
+    workdir = Path(tempfile.mkdtemp(prefix="vc-mpistart-"))
+    keep = args.keep or workdir / "failed"
+    keep.mkdir(parents=True, exist_ok=True)
+    if args.probe:
+        return probe(build(workdir, "fenceprobe", PROBE), env, args)
+    exe = build(workdir)
+    order = [(i, f) for i in range(args.jobs) for f in args.fence]
+    counts = {f: {"ok": 0, "crashed": 0, "hung": 0, "other": 0} for f in args.fence}
+    seconds = {f: 0.0 for f in args.fence}
+    t0 = time.monotonic()
+
+    def go(item):
+        i, fence = item
+        return item, one_job(exe, env, fence, args.nodes, args.ranks, args.deadline)
+
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        for (i, fence), (verdict, out, took) in pool.map(go, order):
+            counts[fence][verdict] += 1
+            seconds[fence] += took
+            if verdict != "ok":
+                (keep / f"{fence}-{i:03d}-{verdict}.txt").write_text(out)
+                first = next((ln for ln in out.splitlines() if CRASH.search(ln)),
+                             out.strip().splitlines()[-1] if out.strip() else "no output")
+                print(f"  {fence} job {i}: {verdict}: {first[:160]}", file=sys.stderr)
+    print(f"{args.jobs} jobs per setting, {args.ranks} ranks on {args.nodes} nodes, "
+          f"{args.parallel} at once, {time.monotonic() - t0:.0f} s; failed output in {keep}")
+    print(f"{'fence':6} {'jobs':>5} {'ok':>5} {'crashed':>8} {'hung':>5} {'other':>6} "
+          f"{'mean s':>7}")
+    for f in args.fence:
+        c = counts[f]
+        print(f"{f:6} {args.jobs:5} {c['ok']:5} {c['crashed']:8} {c['hung']:5} "
+              f"{c['other']:6} {seconds[f] / args.jobs:7.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
