@@ -91,12 +91,13 @@ def build(workdir: Path, name: str = "mpistart", text: str = PROGRAM) -> Path:
     return exe
 
 
-def one_job(exe: Path, env: dict, fence: str, nodes: int, ranks: int, deadline: float):
+def one_job(exe: list[str], env: dict, fence: str, nodes: int, ranks: int, deadline: float,
+            expect: str):
     job_env = dict(env)
     if fence != "conf":
         job_env["SLURM_PMIX_FENCE"] = fence
     cmd = ["srun", "--mpi=pmix", "--partition=vc", f"-N{nodes}", f"-n{ranks}",
-           "--time=2", "--kill-on-bad-exit=1", str(exe)]
+           "--time=2", "--kill-on-bad-exit=1", *exe]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=job_env,
@@ -106,7 +107,7 @@ def one_job(exe: Path, env: dict, fence: str, nodes: int, ranks: int, deadline: 
             else (exc.stdout or "")
         return "hung", out, time.monotonic() - t0
     out = proc.stdout + proc.stderr
-    if proc.returncode == 0 and f"ok {ranks} ranks" in proc.stdout:
+    if proc.returncode == 0 and expect in out:
         return "ok", out, time.monotonic() - t0
     if CRASH.search(out) or proc.returncode < 0 or proc.returncode >= 128:
         return "crashed", out, time.monotonic() - t0
@@ -146,6 +147,9 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=4, help="jobs in flight at once")
     ap.add_argument("--deadline", type=float, default=90, help="seconds before a job is hung")
     ap.add_argument("--keep", type=Path, default=None, help="directory for failed jobs' output")
+    ap.add_argument("--txrx", action="store_true",
+                    help="run `txrx --method mpi` many-to-one (1 receiver, ranks-1 transmitters, "
+                    "200 messages; Python and mpi4py start slower) instead of the C program")
     ap.add_argument("--probe", action="store_true",
                     help="instead: how long ranks on other nodes wait in MPI_Finalize while "
                     "rank 0 sleeps 2 s (does the fence without data hold every node?)")
@@ -161,7 +165,13 @@ def main() -> int:
     keep.mkdir(parents=True, exist_ok=True)
     if args.probe:
         return probe(build(workdir, "fenceprobe", PROBE), env, args)
-    exe = build(workdir)
+    if args.txrx:
+        txrx = Path(sys.executable).parent / "txrx"
+        exe = [str(txrx), "--method", "mpi", "--nrx", "1", "--nlink", str(args.ranks - 1),
+               "--nmsg", "200", "--timeout", "60"]
+        expect = "message total is"
+    else:
+        exe, expect = [str(build(workdir))], f"ok {args.ranks} ranks"
     order = [(i, f) for i in range(args.jobs) for f in args.fence]
     counts = {f: {"ok": 0, "crashed": 0, "hung": 0, "other": 0} for f in args.fence}
     seconds = {f: 0.0 for f in args.fence}
@@ -169,7 +179,8 @@ def main() -> int:
 
     def go(item):
         i, fence = item
-        return item, one_job(exe, env, fence, args.nodes, args.ranks, args.deadline)
+        return item, one_job(exe, env, fence, args.nodes, args.ranks, args.deadline,
+                                  expect)
 
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         for (i, fence), (verdict, out, took) in pool.map(go, order):
@@ -180,7 +191,8 @@ def main() -> int:
                 first = next((ln for ln in out.splitlines() if CRASH.search(ln)),
                              out.strip().splitlines()[-1] if out.strip() else "no output")
                 print(f"  {fence} job {i}: {verdict}: {first[:160]}", file=sys.stderr)
-    print(f"{args.jobs} jobs per setting, {args.ranks} ranks on {args.nodes} nodes, "
+    what = "txrx --method mpi many-to-one" if args.txrx else "C MPI_Init/sendrecv/finalize"
+    print(f"{what}: {args.jobs} jobs per setting, {args.ranks} ranks on {args.nodes} nodes, "
           f"{args.parallel} at once, {time.monotonic() - t0:.0f} s; failed output in {keep}")
     print(f"{'fence':6} {'jobs':>5} {'ok':>5} {'crashed':>8} {'hung':>5} {'other':>6} "
           f"{'mean s':>7}")

@@ -219,3 +219,13 @@ def test_cli_bad_usage_is_one_line_and_exit_2(tmp_path, capsys, argv):
     err = capsys.readouterr().err
     assert exc.value.code == 2
     assert err.count("\n") == 1 and err.startswith("vcluster: error: "), err
+
+
+def test_pmix_fences_are_rings_next_to_slurm_conf(tmp_path):
+    """Slurm reads mpi.conf from slurm.conf's directory; every fence a ring (docs/vcluster.md:
+    the default tree let the fence ending MPI_Init complete node by node)."""
+    plan = Plan(state_dir=tmp_path)
+    assert plan.mpi_conf.parent == plan.slurm_conf.parent
+    lines = [ln for ln in plan.mpi_conf_text().splitlines() if not ln.startswith("#")]
+    assert lines == ["PMIxCollFence=ring"]
+    assert "MpiDefault=pmix" in plan.slurm_conf_text().splitlines()
