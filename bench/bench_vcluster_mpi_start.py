@@ -83,6 +83,9 @@ CRASH = re.compile(r"Segmentation fault|signal \d+|SIGSEGV|SIGBUS|SIGABRT|core d
                    re.IGNORECASE)
 
 
+JOB_CWD = tempfile.gettempdir()  # main() sets its own work directory
+
+
 def build(workdir: Path, name: str = "mpistart", text: str = PROGRAM) -> Path:
     src = workdir / f"{name}.c"
     src.write_text(text)
@@ -100,8 +103,9 @@ def one_job(exe: list[str], env: dict, fence: str, nodes: int, ranks: int, deadl
            "--time=2", "--kill-on-bad-exit=1", *exe]
     t0 = time.monotonic()
     try:
+        # cwd: a crashed rank's core file lands there, not in the repository
         proc = subprocess.run(cmd, capture_output=True, text=True, env=job_env,
-                              timeout=deadline)
+                              timeout=deadline, cwd=JOB_CWD)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) \
             else (exc.stdout or "")
@@ -125,7 +129,7 @@ def probe(exe: Path, env: dict, args) -> int:
                 job_env["SLURM_PMIX_FENCE"] = fence
             proc = subprocess.run(
                 ["srun", "--mpi=pmix", "--partition=vc", f"-N{args.nodes}", f"-n{args.ranks}",
-                 "--time=2", str(exe)], capture_output=True, text=True, env=job_env,
+                 "--time=2", str(exe)], capture_output=True, text=True, env=job_env, cwd=JOB_CWD,
                 timeout=args.deadline)
             rows = [ln.split()[1:] for ln in proc.stdout.splitlines()
                     if ln.startswith("finalize ")]
@@ -161,6 +165,8 @@ def main() -> int:
     plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
     env = {**os.environ, **plan.env()}
     workdir = Path(tempfile.mkdtemp(prefix="vc-mpistart-"))
+    global JOB_CWD
+    JOB_CWD = str(workdir)
     keep = args.keep or workdir / "failed"
     keep.mkdir(parents=True, exist_ok=True)
     if args.probe:
