@@ -1,25 +1,31 @@
 #!/usr/bin/env python3
 """How often does an MPI job crash at start-up on the vcluster? N tiny Open MPI jobs
 (MPI_Init, every rank sends to every other, MPI_Finalize) launched with `srun --mpi=pmix`
-across the nodes of a running cluster, K at a time, for each PMIx fence setting asked for:
+across the nodes of a running cluster, K at a time, for each PMIx fence setting asked for
+(SLURM_PMIX_FENCE in the job's environment):
 
-* ``tree``: Slurm 22.05's default for a fence without data (the barriers that end MPI_Init
-  and start MPI_Finalize): what the vcluster had before it wrote mpi.conf;
-* ``ring``: what `vcluster up` configures now (mpi.conf ``PMIxCollFence=ring``);
-* ``conf``: whatever the cluster's mpi.conf says (no SLURM_PMIX_FENCE in the job's env).
+* ``conf``: whatever the cluster's mpi.conf says (`vcluster up`: a tree for every fence);
+* ``mixed``: Slurm's default (a tree for a fence without data, a ring for one with data);
+* ``tree``, ``ring``: one kind for every fence.
 
-Each setting's jobs run interleaved with the others' (job i of every setting, then i+1), so a
-load spike on the shared machine hits them alike. Prints, per setting: jobs, ok, crashed
-(a signal or segfault, Open MPI's TCP/shared-memory errors), hung (killed at the deadline),
-other failures; keeps the output of each failed job under --keep.
+`--tree-width N` runs it all with the cluster's TreeWidth set to N (50 is Slurm's default; the
+vcluster sets 2) and puts it back. The vcluster before its fix is `--tree-width 50 --fence
+mixed`; as it is now, `--fence conf`. Jobs of the settings asked for run interleaved (job i of
+every setting, then i+1), so a load spike on the shared machine hits them alike. Prints, per
+setting: jobs, ok, crashed (a signal or segfault, Open MPI's TCP/shared-memory errors), hung
+(killed at the deadline), other failures; keeps the output of each failed job under --keep.
+`--probe` instead shows whether a fence without data holds every node: rank 0 sleeps 2 s
+before MPI_Finalize, every rank prints how long its MPI_Finalize took.
 
 usage (root, a cluster up, under the team's vcluster lock):
-    python bench/bench_vcluster_mpi_start.py [--jobs 100] [--fence tree ring] [--parallel 4]
+    python bench/bench_vcluster_mpi_start.py --tree-width 50 --fence mixed --nodes 4 --ranks 8
+    python bench/bench_vcluster_mpi_start.py --fence conf --nodes 4 --ranks 8
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -145,7 +151,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=100, help="jobs per fence setting")
     ap.add_argument("--fence", nargs="+", default=["tree", "ring"],
-                    choices=["tree", "ring", "conf"])
+                    choices=["tree", "ring", "mixed", "conf"])
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--parallel", type=int, default=4, help="jobs in flight at once")
@@ -157,6 +163,9 @@ def main() -> int:
     ap.add_argument("--probe", action="store_true",
                     help="instead: how long ranks on other nodes wait in MPI_Finalize while "
                     "rank 0 sleeps 2 s (does the fence without data hold every node?)")
+    ap.add_argument("--tree-width", type=int, default=None,
+                    help="run with the cluster's TreeWidth set to this (slurm.conf rewritten, "
+                    "scontrol reconfigure) and put back afterwards; 50 is Slurm's default")
     args = ap.parse_args()
     state = default_state_dir()
     if not (state / "cluster.json").is_file():
@@ -169,8 +178,45 @@ def main() -> int:
     JOB_CWD = str(workdir)
     keep = args.keep or workdir / "failed"
     keep.mkdir(parents=True, exist_ok=True)
-    if args.probe:
-        return probe(build(workdir, "fenceprobe", PROBE), env, args)
+    with tree_width(plan, env, args.tree_width):
+        if args.probe:
+            return probe(build(workdir, "fenceprobe", PROBE), env, args)
+        return jobs(args, env, workdir, keep)
+
+
+@contextlib.contextmanager
+def tree_width(plan: Plan, env: dict, width: int | None):
+    """The cluster's TreeWidth set to `width` for the duration (None: as it is)."""
+    if width is None:
+        yield
+        return
+    original = plan.slurm_conf.read_text()
+    lines = [ln for ln in original.splitlines() if not ln.startswith("TreeWidth=")]
+    plan.slurm_conf.write_text("\n".join([*lines, f"TreeWidth={width}"]) + "\n")
+
+    def reconfigure(want: str):
+        subprocess.run(["scontrol", "reconfigure"], env=env, check=True, timeout=60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            out = subprocess.run(["scontrol", "show", "config"], env=env, capture_output=True,
+                                 text=True, timeout=60).stdout
+            if re.search(rf"^TreeWidth\s*=\s*{want}\s*$", out, re.M):
+                time.sleep(3)  # the slurmds read it too
+                return
+            time.sleep(1)
+        raise RuntimeError(f"TreeWidth {want} not in effect within 60 s")
+
+    try:
+        reconfigure(str(width))
+        print(f"TreeWidth={width} for this run")
+        yield
+    finally:
+        plan.slurm_conf.write_text(original)
+        m = re.search(r"^TreeWidth=(\d+)", original, re.M)
+        reconfigure(m.group(1) if m else r"\d+")
+
+
+def jobs(args, env: dict, workdir: Path, keep: Path) -> int:
     if args.txrx:
         txrx = Path(sys.executable).parent / "txrx"
         exe = [str(txrx), "--method", "mpi", "--nrx", "1", "--nlink", str(args.ranks - 1),

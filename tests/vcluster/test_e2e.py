@@ -228,15 +228,16 @@ def test_up_again_is_harmless(cluster):
     assert status.count(" idle ") == 4, status
 
 
-def test_pmix_fences_are_rings(cluster):
-    """slurmctld took mpi.conf: every PMIx fence is a ring (the default tree let a fence
-    without data complete node by node, and MPI jobs crash at start-up: docs/vcluster.md)."""
+def test_pmix_fences_are_narrow_trees(cluster):
+    """slurmctld took mpi.conf and TreeWidth: every PMIx fence a tree of width 2 (with the
+    defaults MPI jobs crashed at start-up and sweep steps hung: docs/vcluster.md)."""
     env = {**os.environ, "SLURM_CONF": str(cluster.plan.slurm_conf)}
     out = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True,
                          env=env, timeout=60).stdout
-    fence = [ln.split("=", 1)[1].strip() for ln in out.splitlines()
-             if ln.split("=")[0].strip() == "PMIxCollFence"]
-    assert fence == ["ring"], out[-2000:]
+    conf = {ln.split("=", 1)[0].strip(): ln.split("=", 1)[1].strip()
+            for ln in out.splitlines() if "=" in ln}
+    assert conf.get("PMIxCollFence") == "tree", out[-2000:]
+    assert conf.get("TreeWidth") == "2", out[-2000:]
 
 
 def test_multinode_suite_passes(cluster):

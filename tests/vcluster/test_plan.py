@@ -221,11 +221,14 @@ def test_cli_bad_usage_is_one_line_and_exit_2(tmp_path, capsys, argv):
     assert err.count("\n") == 1 and err.startswith("vcluster: error: "), err
 
 
-def test_pmix_fences_are_rings_next_to_slurm_conf(tmp_path):
-    """Slurm reads mpi.conf from slurm.conf's directory; every fence a ring (docs/vcluster.md:
-    the default tree let the fence ending MPI_Init complete node by node)."""
-    plan = Plan(state_dir=tmp_path)
+def test_pmix_fences_are_narrow_trees_next_to_slurm_conf(tmp_path):
+    """Slurm reads mpi.conf from slurm.conf's directory; every fence a tree of width 2
+    (docs/vcluster.md: with the default width the fence ending MPI_Init completed node by node;
+    the ring hung 2-node steps now and then)."""
+    plan = Plan(state_dir=tmp_path, nodes=4)
     assert plan.mpi_conf.parent == plan.slurm_conf.parent
     lines = [ln for ln in plan.mpi_conf_text().splitlines() if not ln.startswith("#")]
-    assert lines == ["PMIxCollFence=ring"]
-    assert "MpiDefault=pmix" in plan.slurm_conf_text().splitlines()
+    assert lines == ["PMIxCollFence=tree"]
+    conf = conf_dict(plan.slurm_conf_text())
+    assert conf["MpiDefault"] == ["pmix"]
+    assert conf["TreeWidth"] == ["2"]
