@@ -7,9 +7,12 @@ The module brings the cluster up once (with accounting, so that ReFrame's `slurm
 2. the multi-node scenarios run for real with `reframe --system vcluster` and pass;
 3. with node03's link degraded to 50 Mbit/s, exactly the tests whose jobs crossed node03's link
    fail, each with "failed to meet reference" naming the figure and its reference;
-4. with node04's link down, the tests that need it fail within their time limit;
-5. `vcluster down` twice leaves nothing behind; a cluster without accounting (ReFrame's
-   `squeue` scheduler) then runs a paired test, and goes down again.
+4. `vcluster degrade --direction tx|rx` slows exactly what node03 sends or receives (measured
+   with a TCP stream each way), `status` shows the rate of each direction, `restore` undoes it;
+5. with node04's link down, the tests that need it fail within their time limit;
+6. `vcluster down` twice leaves nothing behind; a cluster without accounting (ReFrame's
+   `squeue` scheduler) then runs a paired test, taking SLURM_CONF from the configuration
+   (not from the shell), and goes down again.
 
 Skipped with the reason when not root, without network namespaces, Slurm, munge or ReFrame, or
 when another vcluster is already up on this machine (its names are fixed: never touch it).
@@ -108,10 +111,13 @@ class Suite:
         self.state = state
         self.workdir = workdir
         self.plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
+        self.without_slurm_conf = False
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.plan.env())
+        if self.without_slurm_conf:
+            del env["SLURM_CONF"]
         env.setdefault("RFM_CONFIG_FILES", str(ROOT / "config" / "reframe" / "settings.py"))
         env.setdefault("RFM_REFERENCE_PREFIX", str(ROOT / "reference"))
         env["FABRICTEST_RESULTS_DB"] = str(self.workdir / "results.db")
@@ -147,7 +153,7 @@ class Suite:
         jobid = case.get("jobid")
         if not jobid:
             return set()
-        env = self.env()
+        env = {**self.env(), "SLURM_CONF": str(self.plan.slurm_conf)}
         if self.plan.accounting:
             cmd = ["sacct", "-X", "-n", "-P", "-j", str(jobid), "-o", "nodelist"]
         else:
@@ -222,6 +228,18 @@ def test_up_again_is_harmless(cluster):
     assert status.count(" idle ") == 4, status
 
 
+def test_pmix_fences_are_narrow_trees(cluster):
+    """slurmctld took mpi.conf and TreeWidth: every PMIx fence a tree of width 2 (with the
+    defaults MPI jobs crashed at start-up and sweep steps hung: docs/vcluster.md)."""
+    env = {**os.environ, "SLURM_CONF": str(cluster.plan.slurm_conf)}
+    out = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True,
+                         env=env, timeout=60).stdout
+    conf = {ln.split("=", 1)[0].strip(): ln.split("=", 1)[1].strip()
+            for ln in out.splitlines() if "=" in ln}
+    assert conf.get("PMIxCollFence") == "tree", out[-2000:]
+    assert conf.get("TreeWidth") == "2", out[-2000:]
+
+
 def test_multinode_suite_passes(cluster):
     res = cluster.run("suite", SUITE)
     cases = ran(res)
@@ -264,6 +282,83 @@ def test_degraded_link_fails_exactly_the_tests_that_cross_it(cluster):
         assert m, f"{name}: {reason}"
 
 
+# A TCP stream between two nodes' namespaces: the receiver times from its first byte to EOF.
+RECEIVER = """
+import socket, sys, time
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", int(sys.argv[1])))
+srv.listen(1)
+srv.settimeout(30)
+print("ready", flush=True)
+conn, _ = srv.accept()
+conn.settimeout(30)
+n, t0 = 0, None
+while True:
+    b = conn.recv(1 << 16)
+    if not b:
+        break
+    t0 = t0 or time.monotonic()
+    n += len(b)
+print(n, time.monotonic() - t0, flush=True)
+"""
+SENDER = """
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+s.sendall(bytes(int(sys.argv[3])))
+s.close()
+"""
+
+
+def stream_mbit(plan: Plan, src: str, dst: str, nbytes: int = 8_000_000) -> float:
+    """Mbit/s of one TCP stream from node `src` to node `dst` over their links."""
+    def netns(name):
+        return ["nsenter", f"--net=/run/netns/{plan.node(name).netns}", sys.executable, "-c"]
+
+    port = 5601
+    rx = subprocess.Popen(netns(dst) + [RECEIVER, str(port)], stdout=subprocess.PIPE,
+                          text=True)
+    try:
+        assert rx.stdout.readline().strip() == "ready"
+        subprocess.run(netns(src) + [SENDER, plan.node(dst).address, str(port), str(nbytes)],
+                       check=True, timeout=60)
+        out, _ = rx.communicate(timeout=60)
+    finally:
+        rx.kill()
+        rx.wait()
+    got, seconds = out.split()
+    assert int(got) == nbytes
+    return nbytes * 8 / float(seconds) / 1e6
+
+
+def node_status(cluster, name: str) -> dict:
+    return json.loads(vcluster(cluster.state, "status", "--json").stdout)["nodes"][name]
+
+
+@pytest.mark.parametrize("direction", ["tx", "rx"])
+def test_degrade_one_direction_slows_what_the_node_sends_or_receives(cluster, direction):
+    plan = cluster.plan
+    default = plan.default_rate  # 200mbit
+    out = vcluster(cluster.state, "degrade", "node03", "50mbit", "--direction", direction)
+    try:
+        assert out.stdout.startswith(f"node03: {direction} "), out.stdout
+        st = node_status(cluster, "node03")
+        other = {"tx": "rx", "rx": "tx"}[direction]
+        assert st[f"{direction}_rate"] == "50Mbit" and st[f"{other}_rate"] == "200Mbit", st
+        assert st["degraded_directions"] == [direction]
+        text = vcluster(cluster.state, "status").stdout
+        assert f"<- degraded ({direction})" in text.split("node03", 1)[1].splitlines()[0]
+        sends = stream_mbit(plan, "node03", "node01")
+        receives = stream_mbit(plan, "node01", "node03")
+    finally:
+        vcluster(cluster.state, "restore", "node03")
+    slow, fast = (sends, receives) if direction == "tx" else (receives, sends)
+    # 50 of 200 Mbit/s: the shaped direction carries about a quarter of the other
+    assert slow < 0.6 * 200 and fast > 2 * slow, (direction, sends, receives)
+    st = node_status(cluster, "node03")
+    assert st["tx_rate"] == st["rx_rate"] == "200Mbit" and not st["degraded"], (default, st)
+
+
 def test_link_down_fails_within_time_limit(cluster):
     limit = 120
     vcluster(cluster.state, "link-down", "node04")
@@ -294,6 +389,8 @@ def test_down_twice_leaves_nothing_and_squeue_cluster_works(cluster):
     try:
         suite = Suite(state, cluster.workdir)
         assert not suite.plan.accounting
+        # ReFrame's own sbatch/squeue get SLURM_CONF from the system's configuration
+        suite.without_slurm_conf = True
         res = suite.run("squeue", [txrx("paired", "one")])
         cases = ran(res)
         assert [tc["result"] for tc in cases.values()] == ["pass"], summary(res)

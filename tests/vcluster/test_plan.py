@@ -10,16 +10,8 @@ import os
 import pytest
 
 from fabrictest.vcluster import cli
-from fabrictest.vcluster.plan import (
-    Plan,
-    PlanError,
-    default_state_dir,
-    format_rate,
-    node_index,
-    node_name,
-    parse_rate,
-    tbf_args,
-)
+from fabrictest.vcluster.plan import Plan, PlanError, default_state_dir, node_index, node_name
+from fabrictest.vcluster.shaping import directions, format_rate, parse_rate, shaped_end, tbf_args
 
 
 def conf_dict(text: str) -> dict[str, list[str]]:
@@ -177,4 +169,66 @@ def test_cli_up_needs_root(tmp_path, capsys):
 def test_cli_bad_rate_is_one_line(tmp_path, capsys):
     rc = cli.main(["--state-dir", str(tmp_path), "up", "--rate", "fast"])
     err = capsys.readouterr().err
-    assert rc == 1 and err.count("\n") == 1 and "bad rate" in err
+    assert rc == 2 and err.count("\n") == 1 and "bad rate" in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["degrade", "node03", "fast"], "bad rate"),
+    (["degrade", "node03", "1kbit", "--direction", "tx"], "below 8kbit"),
+    (["degrade", "nodeX", "50mbit"], "nodeX"),
+    (["link-down", "ctl"], "ctl"),
+    (["restore", "node3"], "node3"),
+])
+def test_cli_bad_input_is_refused_before_looking_for_a_cluster(tmp_path, capsys, argv, says):
+    # no cluster in tmp_path: the refusal comes first, exit 2, one line
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and says in err, err
+    assert err.startswith("vcluster: error: ") and "no cluster" not in err
+
+
+def test_directions_name_the_end_that_shapes_them():
+    # what node03 sends leaves its own eth0; what it receives leaves the bridge's vcv-node03
+    assert shaped_end("tx", "vc-node03", "vcv-node03") == ("vc-node03", "eth0")
+    assert shaped_end("rx", "vc-node03", "vcv-node03") == (None, "vcv-node03")
+    assert directions("both") == ("tx", "rx")
+    assert directions("tx") == ("tx",) and directions("rx") == ("rx",)
+    with pytest.raises(PlanError, match="direction"):
+        directions("up")
+    with pytest.raises(PlanError):
+        shaped_end("both", "vc-node03", "vcv-node03")
+
+
+def test_cli_degrade_takes_a_direction(tmp_path, capsys):
+    for direction in ("tx", "rx", "both"):
+        rc = cli.main(["--state-dir", str(tmp_path / "none"), "degrade", "node03", "50mbit",
+                       "--direction", direction])
+        err = capsys.readouterr().err
+        # accepted; what stops it is the missing cluster
+        assert rc == 1 and err.startswith("vcluster: error: no cluster in "), err
+
+
+@pytest.mark.parametrize("argv", [
+    ["degrade", "node03", "50mbit", "--direction", "up"],
+    ["degrade", "node03"],
+    ["frobnicate"],
+])
+def test_cli_bad_usage_is_one_line_and_exit_2(tmp_path, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--state-dir", str(tmp_path), *argv])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.count("\n") == 1 and err.startswith("vcluster: error: "), err
+
+
+def test_pmix_fences_are_narrow_trees_next_to_slurm_conf(tmp_path):
+    """Slurm reads mpi.conf from slurm.conf's directory; every fence a tree of width 2
+    (docs/vcluster.md: with the default width the fence ending MPI_Init completed node by node;
+    the ring hung 2-node steps now and then)."""
+    plan = Plan(state_dir=tmp_path, nodes=4)
+    assert plan.mpi_conf.parent == plan.slurm_conf.parent
+    lines = [ln for ln in plan.mpi_conf_text().splitlines() if not ln.startswith("#")]
+    assert lines == ["PMIxCollFence=tree"]
+    conf = conf_dict(plan.slurm_conf_text())
+    assert conf["MpiDefault"] == ["pmix"]
+    assert conf["TreeWidth"] == ["2"]

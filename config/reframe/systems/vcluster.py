@@ -4,15 +4,17 @@ Nodes ``node01..nodeNN`` are network namespaces on this machine joined by veth l
 a steady rate with ``tbf``) to a bridge; jobs go through the real Slurm path: ``sbatch`` from
 here, ``srun --mpi=pmix`` (Slurm's ``MpiDefault``) on the nodes, Open MPI over TCP on the bridge.
 
-What this module reads from the running cluster's state directory (``$VCLUSTER_STATE_DIR`` or
-``<tmp>/fabrictest-vcluster``) when ReFrame loads its configuration:
+This module is data: it reads what ``vcluster up`` wrote in the cluster's state directory
+(``$VCLUSTER_STATE_DIR``, which ``eval "$(vcluster env)"`` exports, or
+``<tmp>/fabrictest-vcluster``) and changes nothing in the process that loads it:
 
 * the number of nodes (partition extras ``num_nodes``/``nodes``);
 * whether accounting is on (``vcluster up --accounting``): then the scheduler is ReFrame's
   ``slurm`` (it needs ``sacct``), otherwise ``squeue`` (no slurmdbd needed).
   The partition's name is ``nodes`` either way, so references do not depend on it;
-* ``SLURM_CONF`` for ReFrame's own ``sbatch``/``squeue`` calls: set here when this process runs
-  ``--system vcluster`` and the shell has not set it (``eval $(vcluster env)`` does it too).
+* the cluster's ``slurm.conf``: the system's ``env_vars`` give ReFrame's own ``sbatch``/
+  ``squeue`` calls ``SLURM_CONF`` once the file exists (ReFrame sets them only when
+  ``--system vcluster`` is chosen), the partition's give it to the jobs.
 
 Partition features ``osu``/``imb`` are added when those binaries are found (``OSU_HOME``,
 ``IMB_HOME`` or ``PATH``), as the tests expect; the directories found under ``OSU_HOME`` /
@@ -24,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -52,20 +53,6 @@ def _plan():
         return Plan.from_json({**data, "state_dir": data.get("state_dir", str(state))}), data
     except Exception:  # noqa: BLE001 - a broken state file must not break every ReFrame run
         return Plan(state_dir=state), data
-
-
-def _selected() -> bool:
-    """Is this ReFrame process running `--system vcluster[:...]`?"""
-    argv = sys.argv[1:]
-    for i, arg in enumerate(argv):
-        value = None
-        if arg == "--system" and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif arg.startswith("--system="):
-            value = arg.split("=", 1)[1]
-        if value is not None:
-            return value.split(":")[0] == "vcluster"
-    return os.environ.get("RFM_SYSTEM", "").split(":")[0] == "vcluster"
 
 
 _OSU_NAMES = ("osu_latency", "osu_bw", "osu_bibw", "osu_mbw_mr", "osu_get_bw")
@@ -125,9 +112,6 @@ if OSU_DIRS or IMB_DIRS:
 if _has_osu():
     JOB_ENV.setdefault("OMPI_MCA_osc", "pt2pt")
 
-if _selected():
-    os.environ.setdefault("SLURM_CONF", SLURM_CONF)
-
 _features = ["mpi", "slurm"]
 if _has_osu():
     _features.append("osu")
@@ -141,6 +125,9 @@ system = {
     # from the host it is chosen with --system vcluster.
     "hostnames": [r"^node\d{2,}$", r"^vcctl$"],
     "modules_system": "nomod",
+    # ReFrame's own sbatch/squeue/sacct (and srun --version) talk to this cluster's slurmctld;
+    # not before `vcluster up` wrote slurm.conf: Slurm's commands wait 60 s for a missing one
+    "env_vars": [["SLURM_CONF", SLURM_CONF]] if Path(SLURM_CONF).is_file() else [],
     "partitions": [
         {
             "name": "nodes",

@@ -4,12 +4,13 @@
     vcluster down
     vcluster status [--json]
     vcluster env                      # eval $(vcluster env): SLURM_CONF and Open MPI settings
-    vcluster degrade NODE RATE        # e.g. vcluster degrade node03 50mbit
+    vcluster degrade NODE RATE [--direction tx|rx|both]   # e.g. vcluster degrade node03 50mbit
     vcluster link-down NODE
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
-Errors are one line on stderr and a non-zero exit status.
+Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
+(usage, a node name, rate or direction that cannot be).
 """
 
 from __future__ import annotations
@@ -22,11 +23,21 @@ import time
 from pathlib import Path
 
 from .cluster import Cluster, VClusterError, format_status
-from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir
+from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
+from .shaping import BOTH, DIRECTIONS, parse_rate
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line and exit status 2 (argparse prints the whole usage)."""
+
+    def error(self, message: str):
+        self.exit(USAGE_ERROR, f"vcluster: error: {message} (see vcluster --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="vcluster",
         description="Local Slurm cluster over network namespaces (for CI and demos; needs root).",
     )
@@ -55,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     dg = sub.add_parser("degrade", help="shape one node's link to RATE (e.g. 50mbit)")
     dg.add_argument("node")
     dg.add_argument("rate")
+    dg.add_argument("--direction", choices=DIRECTIONS, default=BOTH,
+                    help="tx: what the node sends, rx: what it receives, both (default)")
     ld = sub.add_parser("link-down", help="take one node's link down")
     ld.add_argument("node")
     rs = sub.add_parser("restore", help="default rate and link up for NODE (or every node)")
@@ -103,12 +116,22 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "hostfile":
             print(_existing(state_dir, args.verbose).plan.hostfile)
         elif args.command == "degrade":
-            print(_existing(state_dir, args.verbose).degrade(args.node, args.rate))
+            # bad input is refused before the cluster is looked for
+            node_index(args.node)
+            parse_rate(args.rate)
+            print(_existing(state_dir, args.verbose).degrade(args.node, args.rate,
+                                                             args.direction))
         elif args.command == "link-down":
+            node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))
         elif args.command == "restore":
+            if args.node:
+                node_index(args.node)
             print(_existing(state_dir, args.verbose).restore(args.node))
-    except (VClusterError, PlanError) as err:
+    except PlanError as err:  # a request that describes no cluster or link: bad input
+        print(f"vcluster: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    except VClusterError as err:
         print(f"vcluster: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,8 +1,8 @@
 """The pure part of the vcluster: names, addresses, paths and the generated files.
 
-Nothing here touches the system; `cluster.py` turns a `Plan` into namespaces, links and
-daemons. Keeping the plan pure lets the tests check slurm.conf, the address plan and the
-hostfile anywhere.
+Nothing here touches the system: `network.py` and `daemons.py` turn a `Plan` into namespaces,
+links and daemons, and `cluster.py` drives them. Keeping the plan pure lets the tests check
+slurm.conf, the address plan and the hostfile anywhere.
 
 Layout of a cluster of N nodes (defaults):
 
@@ -12,7 +12,8 @@ Layout of a cluster of N nodes (defaults):
     namespace vc-nodeNN     eth0 10.200.0.(10+NN), hostname nodeNN: slurmd -N nodeNN
 
 Each namespace is joined to the bridge by a veth pair whose root end is `vcv-<short name>`
-(`vcv-ctl`, `vcv-node01`, ...). A node's link is shaped with `tbf` on both ends of its pair.
+(`vcv-ctl`, `vcv-node01`, ...). A node's link is shaped with `tbf` on both ends of its pair
+(`shaping.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .shaping import PlanError, parse_rate
 
 BRIDGE = "vcbr0"
 SUBNET = "10.200.0.0/24"
@@ -38,15 +41,11 @@ MAX_NODES = 64
 # Every node's link is shaped to this rate by default so that bandwidth is steady (unshaped
 # traffic between namespaces varies 2-3x on a small shared machine) and references hold.
 DEFAULT_RATE = "200mbit"
+# Slurm's message and PMIx fence tree width; below the node count of any step (see mpi_conf_text)
+TREE_WIDTH = 2
 STATE_ENV = "VCLUSTER_STATE_DIR"
-SLURM_SBIN = Path("/usr/sbin")
 
-_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(bit|bps)?\s*$", re.IGNORECASE)
 _NODE_RE = re.compile(r"^node(\d{2,})$")
-
-
-class PlanError(ValueError):
-    """A request that cannot describe a cluster (bad node name, rate, count...)."""
 
 
 def default_state_dir() -> Path:
@@ -68,41 +67,6 @@ def node_index(name: str) -> int:
     if not m:
         raise PlanError(f"{name!r} is not a node name (node01, node02, ...)")
     return int(m.group(1))
-
-
-def parse_rate(text: str) -> int:
-    """A tc-style rate ('200mbit', '50Mbit', '1gbit', '500kbit', '1000000') -> bits/s.
-
-    'bps' means bytes per second, as in tc.
-    """
-    m = _RATE_RE.match(str(text))
-    if not m:
-        raise PlanError(f"bad rate {text!r}: use e.g. 50mbit, 1gbit, 500kbit")
-    value = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
-    if (m.group(3) or "bit").lower() == "bps":
-        value *= 8
-    bits = int(value)
-    if bits < 8000:
-        raise PlanError(f"rate {text!r} is below 8kbit: too slow to carry Slurm's own traffic")
-    return bits
-
-
-def format_rate(bits: int) -> str:
-    """bits/s -> the shortest exact tc spelling: 200000000 -> '200mbit'."""
-    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
-        if bits % scale == 0:
-            return f"{bits // scale}{unit}"
-    return f"{bits}bit"
-
-
-def tbf_args(rate_bits: int) -> list[str]:
-    """`tc qdisc replace dev X root` arguments for a token bucket at `rate_bits`.
-
-    The bucket holds 10 ms of traffic (at least 64 KiB so that GSO segments pass) and the
-    queue 50 ms, so TCP settles on the rate instead of bursting.
-    """
-    burst = max(rate_bits // 8 // 100, 64 * 1024)
-    return ["tbf", "rate", f"{rate_bits}bit", "burst", str(burst), "latency", "50ms"]
 
 
 @dataclass(frozen=True)
@@ -212,6 +176,11 @@ class Plan:
         return self.etc / "slurmdbd.conf"
 
     @property
+    def mpi_conf(self) -> Path:
+        """Slurm's MPI plugin configuration: read from slurm.conf's directory."""
+        return self.etc / "mpi.conf"
+
+    @property
     def hosts_file(self) -> Path:
         return self.etc / "hosts"
 
@@ -289,6 +258,11 @@ class Plan:
             "JobAcctGatherType=jobacct_gather/none",
             "SwitchType=switch/none",
             "MpiDefault=pmix",
+            # The PMIx plugin's tree fences (mpi.conf) hold a step's nodes together only with a
+            # width below the node count: with the default (50) the fence that ends MPI_Init
+            # completed node by node (start-up crashes) and 2-node steps on other than the
+            # first nodes hung. Measured: docs/vcluster.md, bench/bench_vcluster_mpi_start.py.
+            f"TreeWidth={TREE_WIDTH}",
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_CPU",
             "SchedulerType=sched/backfill",
@@ -328,6 +302,20 @@ class Plan:
             "MaxTime=INFINITE State=UP OverSubscribe=NO"
         )
         return "\n".join(lines) + "\n"
+
+    def mpi_conf_text(self) -> str:
+        """PMIx collectives for `srun --mpi=pmix`: a tree (of TreeWidth, slurm.conf) for every
+        fence.
+
+        Slurm 22.05's default ("mixed") runs a fence without data (the barriers ending MPI_Init
+        and in MPI_Finalize) as a tree and one with data as a ring. Measured here (4 nodes,
+        docs/vcluster.md): with the default TreeWidth the tree fence did not hold the nodes
+        together, so a rank could leave MPI_Init and send to a peer not ready yet (crashes in
+        Open MPI's TCP/shared-memory start-up); the ring holds them but hung now and then in
+        2-node steps of a 4-node allocation (fabric-sweep's steps). Trees of width 2 did both
+        right.
+        """
+        return "# Generated by `vcluster up`: do not edit.\nPMIxCollFence=tree\n"
 
     def slurmdbd_conf_text(self, db_password: str) -> str:
         return "\n".join(
