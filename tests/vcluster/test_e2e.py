@@ -112,9 +112,12 @@ class Suite:
         self.workdir = workdir
         self.plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
         self.without_slurm_conf = False
+        self.reference_prefix: Path | None = None
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
+        if self.reference_prefix is not None:
+            env["RFM_REFERENCE_PREFIX"] = str(self.reference_prefix)
         env.update(self.plan.env())
         if self.without_slurm_conf:
             del env["SLURM_CONF"]
@@ -280,6 +283,48 @@ def test_degraded_link_fails_exactly_the_tests_that_cross_it(cluster):
         m = re.search(r"(stream_gbps|node_gbps|tx_gbps|node_bw|aggregate_bw)=[\d.e+-]+ \S+, "
                       r"expected [\d.e+-]+", reason)
         assert m, f"{name}: {reason}"
+
+
+def test_calibrated_references_catch_a_15_percent_drop(cluster, tmp_path):
+    """Acceptance day on the vcluster: 3 tagged runs, `fabric-report calibrate` writes the
+    references (the suite's loader accepts them), a healthy run passes them, and node01's link
+    15 % slower fails the pair that crosses it, naming the node and the drop."""
+    pair = [txrx("paired", "one")]  # serial: Slurm gives it node01 and node02
+    for i in range(3):
+        res = cluster.run(f"calib{i}", pair, "--session-extras", "calib=e2e")
+        assert res["rc"] == 0, summary(res)
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    shutil.copy(ROOT / "reference" / "vcluster.yaml", refs / "vcluster.yaml")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabrictest.report.cli", "calibrate", "--tag", "calib=e2e",
+         "--only", "paired", "--reference-dir", str(refs)],
+        capture_output=True, text=True, env=cluster.env(), timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith(f"wrote {refs / 'vcluster.yaml'}: 3 entries")
+    from fabrictest import references
+
+    tx = references.load(refs / "vcluster.yaml").classes["TxRxTest"]
+    stream = tx.entries[("vcluster", "paired", "mpi", "host")]["stream_gbps"]
+    assert 0.15 < stream.value < 0.2 and -0.1 < stream.lower < 0, stream
+    assert tx.provenance_for(("vcluster", "paired", "mpi", "host"),
+                             "stream_gbps")["measured_by"] == "fabric-report calibrate"
+    cluster.reference_prefix = refs
+    try:
+        healthy = cluster.run("calibrated-healthy", pair)
+        assert healthy["rc"] == 0, summary(healthy)
+        vcluster(cluster.state, "degrade", "node01", "170mbit")  # 15 % below 200mbit
+        try:
+            slow = cluster.run("calibrated-slow", pair)
+        finally:
+            vcluster(cluster.state, "restore", "node01")
+    finally:
+        cluster.reference_prefix = None
+    case = ran(slow)["TxRxTest %scenario=paired %span=one %method=mpi %buffer=host"]
+    assert case["result"] == "fail", summary(slow)
+    reason = case["fail_reason"] or ""
+    assert re.search(r"node01 .*\(paired, stream node0[12]->node0[12]\): stream_gbps [\d.]+ Gbps "
+                     r"is 1\d(\.\d)? % below its reference", reason), reason
 
 
 # A TCP stream between two nodes' namespaces: the receiver times from its first byte to EOF.
