@@ -150,34 +150,13 @@ def evaluate_netdev(
     state = (operstate or "unknown").upper()
     out = [CheckResult(node, device, port, "netdev_state", state == "UP", f"{name} {state}")]
     if mtu is None:
-        out.append(
-            CheckResult(
-                node,
-                device,
-                port,
-                "netdev_mtu",
-                expect.netdev_mtu is None,
-                f"{name} mtu not reported",
-            )
-        )
+        ok, text = expect.netdev_mtu is None, f"{name} mtu not reported"
     elif expect.netdev_mtu is None:
-        out.append(
-            CheckResult(
-                node, device, port, "netdev_mtu", True, f"{name} mtu {mtu} (no expectation set)"
-            )
-        )
+        ok, text = True, f"{name} mtu {mtu} (no expectation set)"
     else:
         ok = mtu == expect.netdev_mtu
-        out.append(
-            CheckResult(
-                node,
-                device,
-                port,
-                "netdev_mtu",
-                ok,
-                f"{name} mtu {mtu} {'==' if ok else '!='} {expect.netdev_mtu}",
-            )
-        )
+        text = f"{name} mtu {mtu} {'==' if ok else '!='} {expect.netdev_mtu}"
+    out.append(CheckResult(node, device, port, "netdev_mtu", ok, text))
     return out
 
 
