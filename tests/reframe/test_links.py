@@ -1,9 +1,9 @@
 """Per-link figure names and the node a failing figure points at (fabrictest.links), and the
-wording of a missed reference (fabric_base.miss_words): pure, no ReFrame run."""
+wording of a missed reference (fabric_references.miss_words): pure, no ReFrame run."""
 
 from __future__ import annotations
 
-from fabric_base import miss_words
+from fabric_references import miss_words
 
 from fabrictest.links import Link, name_links, node_var, place_of, suspects
 

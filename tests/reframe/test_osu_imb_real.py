@@ -16,7 +16,7 @@ from _rfm import TESTS_DIR, run_reframe
 pytestmark = [pytest.mark.slow, pytest.mark.mpi]
 
 sys.path.insert(0, str(TESTS_DIR))
-from fabric_base import find_imb, find_osu  # noqa: E402
+from fabrictest.binaries import find_imb, find_osu  # noqa: E402
 
 OSU_PASS = {
     "OsuPt2PtTest %benchmark=osu_latency": "P: latency:",

@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 from _rfm import ROOT, SETTINGS, SYSTEMS
-from fabric_base import (
-    degrades,
-    device_fraction,
-    find_imb,
-    find_osu,
-    gpu_aware_ok,
-    hostfile_lines,
-    iteration_growth,
-    txrx_layout,
-)
+from fabric_placement import hostfile_lines
+from scenario_math import degrades, device_fraction, gpu_aware_ok, iteration_growth, txrx_layout
+
+from fabrictest.binaries import find_imb, find_osu
 
 # the Crusher GPU notes: d->d 10.9 GB/s/rank, h->h 19.5 GB/s/rank
 CRUSHER_D2D, CRUSHER_H2H = 10.9, 19.5
