@@ -92,10 +92,10 @@ def test_imb_runs_for_real(real_run):
     assert rdma == []
 
 
-def test_real_run_is_quick(real_run):
+def test_real_run_passes(real_run):
+    # how long it takes: bench/bench_local_suite.py --osu-home ... --imb-home ...
     print(f"OSU/IMB on local: {real_run.seconds:.1f} s")
     assert real_run.returncode == 0, real_run.output[-6000:]
-    assert real_run.seconds < 120, f"took {real_run.seconds:.0f} s"
 
 
 def test_osu_build_tree_layout(tmp_path):
