@@ -194,3 +194,26 @@ def test_a_program_the_search_cannot_find_fails_saying_so(fake_osu_dry_run):
     assert "osu_latency not found for local:default (no +spack): OSU_HOME holds no OSU build" \
         in reason, reason
     assert dry.case("OsuPt2PtTest %benchmark=osu_bw")["result"] == "pass"
+
+
+@pytest.mark.slow
+def test_spack_partitions_run_the_name_whatever_this_host_holds(tmp_path):
+    """On +spack partitions the fixture gives the name (the activated environment's view is on
+    PATH), never a path found on the host that writes the job script."""
+    home = _osu_prefix(tmp_path / "osu")
+    env = {"OSU_HOME": str(home), "IMB_HOME": str(_exe(tmp_path / "imb" / "IMB-MPI1").parent),
+           "PATH": f"{_exe(tmp_path / 'bin' / 'ib_write_bw').parent}{os.pathsep}"
+                   f"{os.environ.get('PATH', '')}"}
+    run = run_reframe(["--system", "orfeo", "--dry-run", "-n", "OsuPt2PtTest%benchmark=osu_bw",
+                       "-n", "ImbTest%benchmark=PingPong", "-n", "PerftestWriteBwTest"],
+                      tmp_path / "dry", timeout=300, env=env)
+    assert run.returncode == 0, run.output[-3000:]
+    osu = run.job_script("OsuPt2PtTest %benchmark=osu_bw")
+    assert re.search(r"^mpirun .* osu_bw( |$)", osu, re.MULTILINE), osu
+    imb = run.job_script("ImbTest %benchmark=PingPong %transport=tcp")
+    assert re.search(r"^mpirun .* IMB-MPI1 pingpong ", imb, re.MULTILINE), imb
+    perf = run.job_script("PerftestWriteBwTest")
+    assert '"$SERVER_HOST" ib_write_bw -c UC' in perf, perf
+    for script in (osu, imb, perf):
+        assert str(tmp_path) not in script, script
+        assert 'spack env activate --sh -d' in script, script
