@@ -6,7 +6,7 @@ What every test gets from :class:`FabricTest`:
   name (report rows, reference keys);
 * the binaries: the :class:`fabric_binaries.FabricBinaries` fixture (one per
   system/partition/environment): the system's Spack environment on ``+spack`` partitions, else
-  ``src/c`` built with ``make``;
+  ``src/c`` built with ``make``; OSU, IMB and perftest from it too (``self.binaries.osu(name)``);
 * the partition features a case needs (``requires``, ``method="rdma"``, device buffers) as
   its ``valid_systems``, so ``reframe -l --system X`` lists what runs on X;
 * placement (:class:`fabric_placement.Placement`) and references
@@ -40,7 +40,6 @@ from scenario_math import (  # noqa: F401 - the families' arithmetic
     txrx_layout,
 )
 
-from fabrictest.binaries import find_imb, find_osu  # noqa: F401 - the OSU/IMB families
 from fabrictest.links import perf_name  # noqa: F401 - the families' figure names
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
@@ -147,27 +146,6 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
                 f'eval "$(spack env activate --sh -d {self.binaries.spack_env_dir})"',
                 *self.prerun_cmds,
             ]
-
-    def benchmark_binary(self, name: str, feature: str, finder) -> str:
-        """The command for benchmark ``name``: by name where the partition provides it
-        (``+spack`` or ``+<feature>``), else found by ``finder`` on this host, else skip."""
-        if self.has_feature("spack") or self.has_feature(feature):
-            return name
-        path = finder()
-        self.skip_if(
-            path is None,
-            f"{name} not found: partition {self.current_partition.fullname} has neither "
-            f"+spack nor +{feature}, and {self.binary_hint(feature)}",
-        )
-        return path
-
-    @staticmethod
-    def binary_hint(feature: str) -> str:
-        return {
-            "osu": "OSU_HOME is unset or holds no OSU build and it is not on PATH",
-            "imb": "IMB_HOME is unset or holds no IMB-MPI1 and it is not on PATH",
-            "perftest": "it is not on PATH (Debian: apt install perftest)",
-        }.get(feature, "it is not on PATH")
 
     def needs_gpu(self) -> bool:
         """Subclasses running with device buffers return True (adds the partition's GPU

@@ -1,5 +1,6 @@
-"""The binaries fixture: where the suite's own programs (and, on ``+spack`` partitions, every
-benchmark) come from, built once per partition and programming environment."""
+"""The binaries fixture: where every program a test runs comes from: the suite's own programs
+(built once per partition and programming environment) and the third-party benchmarks (OSU,
+IMB, perftest)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
+from reframe.core.exceptions import ConfigError
+
+from fabrictest.binaries import IMB_NAME, find_benchmark, not_found_hint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,6 +28,14 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
     file is absent, an environment of ``spack_specs`` in the stage directory. Tests then
     ``spack env activate`` it. Elsewhere: ``make`` in a copy of ``src/c`` (``GPU=cuda|rocm`` on
     ``+gpu`` partitions); tests run the executables from this fixture's stage directory.
+
+    Third-party benchmarks (:meth:`osu`, :meth:`imb`, :meth:`perftest`), as ReFrame's
+    ``hpctestlib`` OSU tests take theirs from a build fixture: on ``+spack`` partitions the name,
+    on the activated environment's ``PATH`` (its view; Spack's ``osu-micro-benchmarks`` puts
+    ``libexec/osu-micro-benchmarks/mpi/*/`` there); elsewhere the path that
+    :mod:`fabrictest.binaries` finds (``OSU_HOME``, ``IMB_HOME``, ``PATH``), the same search that
+    gave the partition its ``osu``/``imb``/``perftest`` feature. Tests that need one declare it
+    in ``requires``, so they only run where the partition has it.
     """
 
     valid_systems = ["*"]
@@ -50,6 +62,32 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
     def program(self, name: str) -> str:
         """Path (or, with Spack, name on the environment's PATH) of a src/c program."""
         return name if self.uses_spack else os.path.join(self.stagedir, name)
+
+    def osu(self, name: str) -> str:
+        """The command for OSU program ``name`` (``osu_bw``)."""
+        return self.benchmark("osu", name)
+
+    def imb(self, name: str = IMB_NAME) -> str:
+        """The command for Intel MPI Benchmarks' ``IMB-MPI1``."""
+        return self.benchmark("imb", name)
+
+    def perftest(self, name: str) -> str:
+        """The command for perftest program ``name`` (``ib_write_bw``)."""
+        return self.benchmark("perftest", name)
+
+    def benchmark(self, suite: str, name: str) -> str:
+        """Program ``name`` of ``suite``: its name with Spack, else its path on this host. Not
+        found (a partition that declares ``+osu`` by hand, a partial build): the test fails
+        saying what was searched."""
+        if self.uses_spack:
+            return name
+        path = find_benchmark(suite, name)
+        if path is None:
+            raise ConfigError(
+                f"{name} not found for {self.current_partition.fullname} (no +spack): "
+                f"{not_found_hint(suite)}"
+            )
+        return path
 
     @run_before("compile")
     def choose_build(self):

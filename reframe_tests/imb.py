@@ -6,14 +6,14 @@ ORFEO IMB notes).
 exported to the ranks (``mpirun -x``). Performance: ``latency`` (us, 0 bytes, PingPong) and
 ``peak_bw`` (MB/s). Sizes: ``-msglog`` 28 (``extras.imb_msglog`` where a partition caps it,
 e.g. ``local``), 16 with ``size_profile=quick``, or ``-S msglog=``; ``-iter``
-from ``extras.imb_iter`` or ``-S max_repetitions=``. Binaries: ``+spack``/``+imb``
-partitions, else ``IMB_HOME`` or PATH.
+from ``extras.imb_iter`` or ``-S max_repetitions=``. ``+imb`` partitions only; the binary comes
+from the ``FabricBinaries`` fixture (Spack's, else ``IMB_HOME`` or PATH).
 """
 
 from __future__ import annotations
 
 import reframe as rfm
-from fabric_base import FabricTest, find_imb
+from fabric_base import FabricTest
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.imb import missing, parse_imb
@@ -31,6 +31,7 @@ class ImbTest(FabricTest):
 
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions")
+    requires = ("imb",)
 
     def required_features(self) -> list[str]:
         # the rdma transport is the RDMA NIC's (UCX_NET_DEVICES=mlx5_0:1 on orfeo)
@@ -40,7 +41,7 @@ class ImbTest(FabricTest):
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
-        self.executable = self.benchmark_binary("IMB-MPI1", "imb", find_imb)
+        self.executable = self.binaries.imb()
         nodes = self.pair_nodes()
         transports = self.extra("transports", {})
         self.skip_if(

@@ -9,8 +9,8 @@
   bandwidth is at least ``min_fraction`` of H-H (the Crusher GPU notes' symptom, 10.9 vs
   19.5 GB/s, fails).
 
-Binaries: ``+spack`` or ``+osu`` partitions provide them on PATH; elsewhere ``OSU_HOME`` or
-``PATH`` on this host; otherwise the tests skip with the reason.
+Binaries: the ``FabricBinaries`` fixture (``self.binaries.osu(name)``): on ``+spack`` partitions
+the Spack environment's, elsewhere those ``OSU_HOME`` or ``PATH`` hold. ``+osu`` partitions only.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 import reframe as rfm
-from fabric_base import FabricTest, device_fraction, find_osu
+from fabric_base import FabricTest, device_fraction
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
@@ -33,9 +33,10 @@ class OsuBase(FabricTest):
 
     tags = {"fabric", "osu", "acceptance", "regression"}
     shaped_by = ("max_size", "osu_iterations")
+    requires = ("osu",)
 
     def osu_binary(self, name: str) -> str:
-        return self.benchmark_binary(name, "osu", lambda: find_osu(name))
+        return self.binaries.osu(name)
 
     def top_size(self) -> int:
         """The largest size requested (-m 1:TOP), else OSU's default (4 MiB)."""

@@ -1,13 +1,12 @@
 """perftest ``ib_write_bw -c UC`` between two nodes: the line-rate anchor for the tx/rx figures.
 
 Rank 0 runs the server, rank 1 the client (``resources/perftest_pair.sh``), RoCE GID index from
-the partition (``extras.gid_index``), ``--report_gbits``. ``+rdma`` partitions only; the binary
-comes from ``+spack``/``+perftest`` partitions or PATH. Performance: ``bw_avg`` (Gbps).
+the partition (``extras.gid_index``), ``--report_gbits``. ``+rdma +perftest`` partitions only;
+the binary comes from the ``FabricBinaries`` fixture (Spack's, else ``PATH``). Performance:
+``bw_avg`` (Gbps).
 """
 
 from __future__ import annotations
-
-import shutil
 
 import reframe as rfm
 from fabric_base import REPO_ROOT, FabricTest
@@ -26,14 +25,14 @@ class PerftestWriteBwTest(FabricTest):
 
     tags = {"fabric", "perftest", "rdma", "acceptance", "regression"}
     shaped_by = ("msg_size", "connection", "perftest_iters")
-    requires = ("rdma",)
+    requires = ("rdma", "perftest")
 
     @run_after("setup")
     def configure(self):
         part = self.current_partition.fullname
         nodes = self.partition_nodes()
         self.skip_if(nodes < 2, f"ib_write_bw between nodes needs 2 nodes, {part} has {nodes}")
-        exe = self.benchmark_binary("ib_write_bw", "perftest", lambda: shutil.which("ib_write_bw"))
+        exe = self.binaries.perftest("ib_write_bw")
         self.sourcesdir = str(REPO_ROOT / "reframe_tests" / "resources")
         iters = self.perftest_iters or (5_000 if self.size_profile == "quick" else 100_000)
         self.iters_used = iters

@@ -1,6 +1,12 @@
-"""Where the suite finds benchmark binaries outside Spack (design: "Where benchmark binaries are
+"""The one search for third-party benchmarks outside Spack (design: "Where benchmark binaries are
 found"): OSU from ``OSU_HOME`` (an install prefix of 5.x or 7.x, or a build tree) or ``PATH``;
-IMB-MPI1 from ``IMB_HOME`` (the directory or its ``bin/``) or ``PATH``. Pure lookups: no ReFrame.
+IMB-MPI1 from ``IMB_HOME`` (the directory or its ``bin/``) or ``PATH``; perftest's
+``ib_write_bw`` from ``PATH`` (Debian's ``perftest`` package). Pure lookups: no ReFrame.
+
+Two readers, so that they cannot disagree: the ReFrame configuration of systems without Spack
+(``local``, ``vcluster``) gives a partition the features ``osu``/``imb``/``perftest`` from
+:func:`benchmark_features`, and the ``FabricBinaries`` fixture gives the tests the paths from
+:func:`find_benchmark`.
 """
 
 from __future__ import annotations
@@ -9,6 +15,12 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+
+#: the OSU programs the suite runs (reframe_tests/osu.py)
+OSU_BENCHMARKS = ("osu_latency", "osu_bw", "osu_bibw", "osu_get_bw", "osu_mbw_mr")
+#: the perftest program the suite runs (reframe_tests/perftest.py)
+PERFTEST_BENCHMARKS = ("ib_write_bw",)
+IMB_NAME = "IMB-MPI1"
 
 OSU_SUBDIRS = {
     "osu_latency": "pt2pt",
@@ -55,7 +67,7 @@ def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
     return shutil.which(name, path=env.get("PATH"))
 
 
-def find_imb(env: Mapping[str, str] | None = None, name: str = "IMB-MPI1") -> str | None:
+def find_imb(env: Mapping[str, str] | None = None, name: str = IMB_NAME) -> str | None:
     """Path of IMB-MPI1 from ``IMB_HOME`` (the directory or its bin/) or ``PATH``."""
     env = os.environ if env is None else env
     home = env.get("IMB_HOME")
@@ -64,3 +76,39 @@ def find_imb(env: Mapping[str, str] | None = None, name: str = "IMB-MPI1") -> st
             if _is_exe(cand):
                 return str(cand)
     return shutil.which(name, path=env.get("PATH"))
+
+
+def find_perftest(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of perftest program ``name`` (``ib_write_bw``) from ``PATH``; None when absent."""
+    env = os.environ if env is None else env
+    return shutil.which(name, path=env.get("PATH"))
+
+
+#: where each suite is searched for, and what to tell the user when it is not found
+_SEARCH = {
+    "osu": (find_osu, "OSU_HOME holds no OSU build with it and it is not on PATH"),
+    "imb": (lambda name, env: find_imb(env, name), "IMB_HOME holds no IMB-MPI1 and it is not "
+            "on PATH"),
+    "perftest": (find_perftest, "it is not on PATH (Debian: apt install perftest)"),
+}
+SUITES = tuple(_SEARCH)
+_PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS}
+
+
+def find_benchmark(suite: str, name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of program ``name`` of ``suite`` (``osu``, ``imb``, ``perftest``); None when absent."""
+    finder, _hint = _SEARCH[suite]
+    return finder(name, os.environ if env is None else env)
+
+
+def not_found_hint(suite: str) -> str:
+    """Why :func:`find_benchmark` found nothing, in words (``OSU_HOME holds no ...``)."""
+    return _SEARCH[suite][1]
+
+
+def benchmark_features(env: Mapping[str, str] | None = None) -> list[str]:
+    """The partition features (``osu``, ``imb``, ``perftest``, in that order) of the suites
+    found on this host: a suite counts when any of the programs the suite runs is found, so
+    that a partial build lists its tests and the missing programs' tests fail naming them."""
+    env = os.environ if env is None else env
+    return [s for s in SUITES if any(find_benchmark(s, n, env) for n in _PROGRAMS[s])]

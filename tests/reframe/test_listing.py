@@ -5,15 +5,30 @@ on local; the suite loads without warnings."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 
 import pytest
 from _rfm import SETTINGS, SYSTEMS, run_reframe
 
-#: families every case of which needs a partition feature
+from fabrictest.binaries import benchmark_features
+
+#: families every case of which needs a partition feature (rdma, gpu)
 NEEDS = {"OsuGpuAwareTest": "gpu", "NicHealthTest": "rdma", "PerftestWriteBwTest": "rdma"}
+#: the features each family needs, the benchmark suites (osu, imb, perftest) included: local
+#: and vcluster have those when fabrictest.binaries finds them, +spack systems by declaration
+FAMILY_NEEDS = {
+    "OsuPt2PtTest": ("osu",),
+    "OsuMbwMrTest": ("osu",),
+    "OsuGpuAwareTest": ("osu", "gpu"),
+    "ImbTest": ("imb",),
+    "PerftestWriteBwTest": ("rdma", "perftest"),
+    "NicHealthTest": ("rdma",),
+}
 #: parameter values that need one
 PARAM_NEEDS = {"%method=rdma": "rdma", "%buffer=cuda": "gpu", "%transport=rdma": "rdma"}
+#: ... and the features the family of those cases needs besides
+PARAM_FAMILY_NEEDS = {"%transport=rdma": ("imb",)}
 
 
 def system_features(name: str) -> set[str]:
@@ -47,11 +62,13 @@ def test_listing(system, tmp_path):
     for family in FAMILIES:
         # a test others depend on is listed under them with '^'
         listed = re.search(rf"[-^] ?{family}\b", run.output) is not None
-        assert listed == (NEEDS.get(family, "mpi") in features), (family, features)
+        needs = FAMILY_NEEDS.get(family, ("mpi",))
+        assert listed == all(f in features for f in needs), (family, features)
     cases = [line for line in run.output.splitlines() if line.lstrip().startswith(("-", "^"))]
     for value, feature in PARAM_NEEDS.items():
         with_value = [c for c in cases if value in c.replace(" ", "")]
-        assert bool(with_value) == (feature in features), (value, features, with_value[:3])
+        needs = (feature, *PARAM_FAMILY_NEEDS.get(value, ()))
+        assert bool(with_value) == all(f in features for f in needs), (value, features)
     for scenario in ("same-node", "paired", "many-to-one", "pairs-of-three"):
         assert f"%scenario={scenario}" in run.output
 
@@ -63,6 +80,20 @@ def test_local_lists_no_gpu_or_rdma_test(tmp_path):
     assert any("TxRxTest" in line for line in listed), run.output
     needs = (*NEEDS, *PARAM_NEEDS)
     assert [line for line in listed if any(x in line.replace(" ", "") for x in needs)] == []
+
+
+def test_local_lists_no_osu_or_imb_test_without_a_build(tmp_path):
+    """Without OSU_HOME/IMB_HOME (and none on PATH) local has neither +osu nor +imb: their tests
+    are not listed (they used to be listed and then skipped, 'osu_bw not found')."""
+    env = {"OSU_HOME": "", "IMB_HOME": ""}
+    found = benchmark_features({**os.environ, **env})
+    if {"osu", "imb"} & set(found):
+        pytest.skip(f"this host has {found} on PATH: nothing to check")
+    run = run_reframe(["--system", "local", "-l"], tmp_path, timeout=180, env=env)
+    assert run.returncode == 0, run.output[-3000:]
+    listed = [line for line in run.output.splitlines() if re.match(r"\s*[-^] \w", line)]
+    assert any("TxRxTest" in line for line in listed), run.output
+    assert [line for line in listed if re.search(r"\b(Osu|Imb)\w*Test\b", line)] == []
 
 
 def test_gpu_listing_on_crusher(tmp_path):

@@ -21,7 +21,8 @@ system = {
             "launcher": "srun",
             "access": ["--constraint=knl"],
             "environs": ["PrgEnv-intel"],
-            "features": ["mpi", "slurm", "spack"],
+            # osu, imb: what config/spack/cori (fabrictest~rdma: no perftest) provides
+            "features": ["mpi", "slurm", "spack", "osu", "imb"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

@@ -23,7 +23,8 @@ system = {
             "access": ["--partition=batch", "--exclusive"],
             "environs": ["PrgEnv-gnu"],
             # Slingshot 11 (Cassini) NICs: libfabric cxi, no ibverbs, hence no +rdma
-            "features": ["mpi", "slurm", "gpu", "spack", "osu"],
+            # osu, imb: what config/spack/crusher (fabrictest+rocm~rdma: no perftest) provides
+            "features": ["mpi", "slurm", "gpu", "spack", "osu", "imb"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

@@ -2,9 +2,14 @@
 
 One node: multi-node scenarios skip with a reason; same-node, many-to-one, all-to-many and
 bisection run for real with ranks sharing the cores (``--oversubscribe --bind-to none``).
+
+Features ``osu``/``imb``/``perftest`` when :mod:`fabrictest.binaries` finds them (``OSU_HOME``,
+``IMB_HOME``, ``PATH``): the same search gives the tests their paths.
 """
 
 import os
+
+from fabrictest.binaries import benchmark_features
 
 ORDER = 1000  # catch-all hostname pattern: must come last
 
@@ -26,7 +31,7 @@ system = {
             "scheduler": "local",
             "launcher": "mpirun",
             "environs": ["openmpi"],
-            "features": ["mpi"],
+            "features": ["mpi", *benchmark_features()],
             "max_jobs": 1,
             "env_vars": _root_env,
             "extras": {

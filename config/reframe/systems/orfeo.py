@@ -21,7 +21,8 @@ system = {
             "launcher": "mpirun",
             "access": ["--partition=EPYC"],
             "environs": ["openmpi"],
-            "features": ["mpi", "slurm", "rdma", "spack", "imb", "perftest"],
+            # osu, imb, perftest: what config/spack/orfeo (fabrictest+rdma) provides
+            "features": ["mpi", "slurm", "rdma", "spack", "osu", "imb", "perftest"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

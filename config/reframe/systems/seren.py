@@ -22,7 +22,8 @@ system = {
             "scheduler": "local",
             "launcher": "mpirun",
             "environs": ["openmpi"],
-            "features": ["mpi", "rdma", "spack", "perftest"],
+            # osu, imb, perftest: what config/spack/seren (fabrictest+rdma) provides
+            "features": ["mpi", "rdma", "spack", "osu", "imb", "perftest"],
             "max_jobs": 1,
             "env_vars": [["UCX_NET_DEVICES", "mlx5_0:1"]],
             "extras": {

@@ -20,7 +20,8 @@ system = {
             "launcher": "srun",
             "access": ["--partition=compute"],
             "environs": ["PrgEnv-gnu"],
-            "features": ["mpi", "slurm", "rdma", "spack", "osu"],
+            # osu, imb, perftest: what config/spack/slingshot (fabrictest+rdma) provides
+            "features": ["mpi", "slurm", "rdma", "spack", "osu", "imb", "perftest"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

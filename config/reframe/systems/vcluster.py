@@ -16,18 +16,19 @@ This module is data: it reads what ``vcluster up`` wrote in the cluster's state 
   ``squeue`` calls ``SLURM_CONF`` once the file exists (ReFrame sets them only when
   ``--system vcluster`` is chosen), the partition's give it to the jobs.
 
-Partition features ``osu``/``imb`` are added when those binaries are found (``OSU_HOME``,
-``IMB_HOME`` or ``PATH``), as the tests expect; the directories found under ``OSU_HOME`` /
-``IMB_HOME`` are prepended to the jobs' ``PATH``, since ``+osu``/``+imb`` tests run them by name.
+Partition features ``osu``/``imb``/``perftest`` when :mod:`fabrictest.binaries` finds them
+(``OSU_HOME``, ``IMB_HOME``, ``PATH``): the same search gives the tests the full paths they run
+(the nodes share this machine's file system).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
+
+from fabrictest.binaries import benchmark_features
 
 try:  # the installed distribution (the venv the README activates)
     from fabrictest.vcluster.plan import Plan, default_state_dir
@@ -55,46 +56,7 @@ def _plan():
         return Plan(state_dir=state), data
 
 
-_OSU_NAMES = ("osu_latency", "osu_bw", "osu_bibw", "osu_mbw_mr", "osu_get_bw")
-
-
-def _exe(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
-
-
-def _osu_dirs() -> list[str]:
-    """Directories under OSU_HOME holding the OSU binaries the tests run (an install prefix
-    has pt2pt/ and one-sided/, a 7.x build tree c/mpi/pt2pt/standard/ and c/mpi/one-sided/)."""
-    home = os.environ.get("OSU_HOME")
-    if not home:
-        return []
-    dirs: list[str] = []
-    for name in _OSU_NAMES:
-        for path in sorted(Path(home).rglob(name)):
-            if _exe(path) and ".libs" not in path.parts and str(path.parent) not in dirs:
-                dirs.append(str(path.parent))
-                break
-    return dirs
-
-
-def _imb_dirs() -> list[str]:
-    home = os.environ.get("IMB_HOME")
-    if not home:
-        return []
-    return [str(d) for d in (Path(home), Path(home) / "bin") if _exe(d / "IMB-MPI1")][:1]
-
-
-OSU_DIRS = _osu_dirs()
-IMB_DIRS = _imb_dirs()
-
-
-def _has_osu() -> bool:
-    return bool(OSU_DIRS) or shutil.which("osu_bw") is not None
-
-
-def _has_imb() -> bool:
-    return bool(IMB_DIRS) or shutil.which("IMB-MPI1") is not None
-
+BENCHMARKS = benchmark_features()
 
 PLAN, _STATE = _plan()
 NUM_NODES = PLAN.nodes if PLAN else int(_STATE.get("nodes", 4))
@@ -103,20 +65,10 @@ ACCOUNTING = bool(PLAN.accounting if PLAN else _STATE.get("accounting", False))
 SLURM_CONF = str(PLAN.slurm_conf if PLAN else default_state_dir() / "etc" / "slurm.conf")
 JOB_ENV = dict(PLAN.mpi_env()) if PLAN else {}
 JOB_ENV["SLURM_CONF"] = SLURM_CONF
-# +osu/+imb mean "on PATH" to the tests (they run `osu_bw`, `IMB-MPI1` by name): put what
-# OSU_HOME/IMB_HOME hold there (the nodes share this machine's file system)
-if OSU_DIRS or IMB_DIRS:
-    JOB_ENV["PATH"] = ":".join([*OSU_DIRS, *IMB_DIRS, "$PATH"])
 # osu_get_bw: Open MPI 4.1's default one-sided component (osc/rdma) needs an RMA-capable BTL;
 # over btl/tcp MPI_Win_allocate fails with MPI_ERR_WIN ("invalid window"). osc/pt2pt works.
-if _has_osu():
+if "osu" in BENCHMARKS:
     JOB_ENV.setdefault("OMPI_MCA_osc", "pt2pt")
-
-_features = ["mpi", "slurm"]
-if _has_osu():
-    _features.append("osu")
-if _has_imb():
-    _features.append("imb")
 
 system = {
     "name": "vcluster",
@@ -138,7 +90,7 @@ system = {
             # Whole nodes: two tests must not share a node's link.
             "access": ["--partition=vc", "--exclusive"],
             "environs": ["openmpi"],
-            "features": _features,
+            "features": ["mpi", "slurm", *BENCHMARKS],
             "max_jobs": 4,
             "time_limit": "10m",
             # A job that can never start (too many ranks per node, a node down) is cancelled
