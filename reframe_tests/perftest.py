@@ -52,8 +52,10 @@ class PerftestWriteBwTest(FabricTest):
             cmd += ["-d", self.extra("rdma_device")]
         if self.extra("gid_index") is not None:
             cmd += ["-x", str(self.extra("gid_index"))]
-        if self.extra("hostfile"):
-            server = self.extra("nodes")[0]
+        self.place(2, 1, round_robin=False)
+        hosts = self.placed_hosts()  # where the launcher picks them (a hostfile): the first
+        if hosts:
+            server = hosts[0]
         elif self.is_slurm:
             server = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
         else:
@@ -61,7 +63,6 @@ class PerftestWriteBwTest(FabricTest):
         self.prerun_cmds = [*self.prerun_cmds, f"SERVER_HOST={server}"]
         self.executable = "./perftest_pair.sh"
         self.executable_opts = ['"$SERVER_HOST"', *cmd]
-        self.place(2, 1, round_robin=False)
 
     def result(self):
         if not hasattr(self, "_result"):

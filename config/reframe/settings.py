@@ -56,12 +56,23 @@ ROOT = HERE.parents[1]
 SYSTEMS_DIR = HERE / "systems"
 
 _LIST_KEYS = ("systems", "environments", "modes", "storage")
+LAUNCHERS_MODULE = "fabrictest_rfm_launchers"
 
 
-def _load_module(path: Path):
-    spec = importlib.util.spec_from_file_location(f"fabrictest_rfm_system_{path.stem}", path)
+def _load_module(path: Path, name: str | None = None):
+    spec = importlib.util.spec_from_file_location(name or f"fabrictest_rfm_system_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def load_launchers():
+    """``launchers.py``, loaded once per process: its launchers are registered with ReFrame
+    (which refuses a name registered twice) before any system file names them."""
+    module = sys.modules.get(LAUNCHERS_MODULE)
+    if module is None:
+        module = _load_module(HERE / "launchers.py", LAUNCHERS_MODULE)
+        sys.modules[LAUNCHERS_MODULE] = module
     return module
 
 
@@ -148,6 +159,7 @@ def log_file(argv: list[str] | None = None) -> str:
 
 
 def build() -> dict:
+    load_launchers()
     merged: dict[str, list] = {k: [] for k in _LIST_KEYS}
     for _order, _name, frag in load_system_fragments():
         for key in _LIST_KEYS:

@@ -18,7 +18,7 @@ system = {
             "name": "knl",
             "descr": "KNL nodes (--constraint=knl)",
             "scheduler": "slurm",
-            "launcher": "srun",
+            "launcher": "srun-knl",  # srun -c 4 --cpu_bind=cores (launchers.py)
             "access": ["--constraint=knl"],
             "environs": ["PrgEnv-intel"],
             "features": ["mpi", "slurm", "spack"],
@@ -28,7 +28,6 @@ system = {
             "extras": {
                 "num_nodes": 8,
                 "ranks_per_node": 64,
-                "launcher_options": ["-c", "4", "--cpu_bind=cores"],
             },
         }
     ],

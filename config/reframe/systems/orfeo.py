@@ -18,7 +18,7 @@ system = {
             "name": "EPYC",
             "descr": "EPYC nodes (salloc -p EPYC)",
             "scheduler": "slurm",
-            "launcher": "mpirun",
+            "launcher": "mpirun-slurm",  # --map-by node / ppr:K:node (launchers.py)
             "access": ["--partition=EPYC"],
             "environs": ["openmpi"],
             "features": ["mpi", "slurm", "rdma", "spack", "imb", "perftest"],

@@ -17,7 +17,7 @@ system = {
             "name": "compute",
             "descr": "compute nodes on the HSN",
             "scheduler": "slurm",
-            "launcher": "srun",
+            "launcher": "srun-placed",
             "access": ["--partition=compute"],
             "environs": ["PrgEnv-gnu"],
             "features": ["mpi", "slurm", "rdma", "spack", "osu"],
