@@ -53,7 +53,7 @@ class PerftestWriteBwTest(FabricTest):
         if self.extra("gid_index") is not None:
             cmd += ["-x", str(self.extra("gid_index"))]
         self.place(2, 1, round_robin=False)
-        hosts = self.placed_hosts()  # where the launcher picks them (a hostfile): the first
+        hosts = self.placed_hosts()  # the pair's hosts where the launcher picks them (hostfile)
         if hosts:
             server = hosts[0]
         elif self.is_slurm:

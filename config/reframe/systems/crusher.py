@@ -35,7 +35,10 @@ system = {
             # one GPU per task, bound to the closest NIC/CPU; a test running with device
             # buffers asks for it: extra_resources = {"gpu": {"gpus_per_task": 1}}
             "resources": [
-                {"name": "gpu", "options": ["--gpus-per-task={gpus_per_task}", "--gpu-bind=closest"]},
+                {
+                    "name": "gpu",
+                    "options": ["--gpus-per-task={gpus_per_task}", "--gpu-bind=closest"],
+                },
             ],
             "extras": {
                 "num_nodes": 2,
