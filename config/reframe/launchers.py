@@ -1,28 +1,21 @@
 """fabrictest's job launchers, registered with ReFrame's launcher registry.
 
 ``settings.py`` loads this file (once per process: ReFrame refuses a name registered twice)
-before the system files, whose partitions name a launcher here in ``"launcher"``:
+before the system files, whose partitions name a launcher here in ``"launcher"`` (K ranks per
+node on N nodes):
 
-================== ============ ==========================================================
-name               systems      command line (K ranks per node on N nodes)
-================== ============ ==========================================================
-``mpirun-hostfile`` seren       ``mpirun -np NK -map-by ppr:K:node [--rank-by node]
-                                -hostfile hostfile.txt -x PATH -x LD_LIBRARY_PATH
-                                -x <partition env names> [-x NAME=value ...]``, after
-                                ``printf 'seren-01 slots=K\\n...' > hostfile.txt`` (the
-                                SEREN tx/rx notes)
-``mpirun-onehost``  local       ``mpirun -np NK --oversubscribe --bind-to none``: every rank
-                                on this host, whatever N
-``mpirun-slurm``    orfeo       Open MPI inside a Slurm allocation: ``mpirun -np NK``, with
-                                N > 1 ``--map-by node`` (K = 1, the ORFEO IMB notes) or
-                                ``--map-by ppr:K:node [--rank-by node]``,
-                                ``[-x NAME=value ...]``
-``srun-placed``     slingshot,  ``srun [--distribution=cyclic]``
-                    crusher,
-                    vcluster
-``srun-knl``        cori        ``srun -c 4 --cpu_bind=cores [--distribution=cyclic]`` (the
-                                all-to-many (Cori) notes)
-================== ============ ==========================================================
+* ``mpirun-hostfile`` (seren): ``printf 'seren-01 slots=K\\n...' > hostfile.txt`` before the
+  launch, then ``mpirun -np NK -map-by ppr:K:node [--rank-by node] -hostfile hostfile.txt
+  -x PATH -x LD_LIBRARY_PATH -x <partition env names> [-x NAME=value ...]`` (the SEREN tx/rx
+  notes);
+* ``mpirun-onehost`` (local): ``mpirun -np NK --oversubscribe --bind-to none``, every rank on
+  this host whatever N;
+* ``mpirun-slurm`` (orfeo): Open MPI inside a Slurm allocation, ``mpirun -np NK``, with N > 1
+  ``--map-by node`` (K = 1, the ORFEO IMB notes) or ``--map-by ppr:K:node [--rank-by node]``,
+  then ``[-x NAME=value ...]``;
+* ``srun-placed`` (slingshot, crusher, vcluster): ``srun [--distribution=cyclic]``;
+* ``srun-knl`` (cori): ``srun -c 4 --cpu_bind=cores [--distribution=cyclic]`` (the all-to-many
+  (Cori) notes).
 
 They are ReFrame launchers: ``command(job)`` builds the line from ReFrame's own task counts
 (``job.num_tasks``, ``job.num_tasks_per_node``; N = num_tasks / num_tasks_per_node), and a
