@@ -38,11 +38,9 @@ class AllToManyTest(FabricTest):
     def configure(self):
         ppn = self.ppn or int(self.extra("ranks_per_node", 2))
         nodes = self.partition_nodes()
-        if nodes < 2 and self.is_local_host:
+        if nodes < 2 and self.one_host:
             # one host: two groups of ppn ranks stand for two nodes (-p tells the program)
-            nodes, self.virtual_nodes = 2, True
-        else:
-            self.virtual_nodes = False
+            nodes = 2
         self.ppn_used, self.nodes_used = ppn, nodes
         self.executable = self.binaries.program("alltomany")
         self.executable_opts = [
@@ -53,11 +51,7 @@ class AllToManyTest(FabricTest):
             "-n",
             str(self.iterations),
         ]
-        if self.virtual_nodes:
-            self.num_tasks = nodes * ppn
-            self.job.launcher.options = list(self.extra("launcher_options", []))
-        else:
-            self.place(nodes, ppn, round_robin=False)
+        self.place(nodes, ppn, round_robin=False)
         self.descr = (
             f"all-to-many: {nodes * ppn} ranks ({nodes} x {ppn}), "
             f"-b {self.unit_size} -n {self.iterations}"

@@ -125,18 +125,9 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
         return int(self.extra("num_nodes", len(nodes) if nodes else 1))
 
     @property
-    def is_local_host(self) -> bool:
-        return self.current_partition.scheduler.registered_name == "local" and not self.extra(
-            "hostfile"
-        )
-
-    @property
     def is_slurm(self) -> bool:
         """Slurm through either of ReFrame's schedulers (`slurm` needs sacct, `squeue` not)."""
         return self.current_partition.scheduler.registered_name in ("slurm", "squeue")
-
-    def launcher_is(self, name: str) -> bool:
-        return self.current_partition.launcher_type.registered_name == name
 
     # -- binaries -------------------------------------------------------------------------
     @run_after("setup")

@@ -1,30 +1,58 @@
-"""Placement of a test's ranks on the partition's nodes, mixed into
-:class:`fabric_base.FabricTest`: the three ways our systems launch (a hostfile with ``slots=`` and
-``-map-by ppr:K:node --rank-by node`` as on seren; Slurm ``--nodes``/``--ntasks-per-node``; one
-host with ``--oversubscribe``)."""
+"""Placement of a test's ranks, mixed into :class:`fabric_base.FabricTest`: task counts and the
+placement intent, nothing per scheduler.
+
+A test calls :meth:`Placement.place` (``nodes`` x ``ppn`` ranks, round-robin over the nodes or
+block); the partition's launcher (``config/reframe/launchers.py``, named by the partition's
+``"launcher"``) turns that into its command line. The launchers' protocol, documented there:
+``round_robin``, ``partition``, ``env_vars``, ``prelude(job)``, ``hosts(job)`` and the class
+attribute ``one_host``. Another launcher (ReFrame's own) gets the task counts only.
+"""
 
 from __future__ import annotations
 
 import reframe as rfm
+from reframe.core.builtins import run_before
 
 
-def hostfile_lines(nodes: list[str], slots: int) -> list[str]:
-    """The SEREN tx/rx notes' hostfile: ``seren-01 slots=2`` per node."""
-    return [f"{node} slots={slots}" for node in nodes]
-
+def speaks_protocol(launcher) -> bool:
+    """A launcher of ``config/reframe/launchers.py`` (it has a prelude)."""
+    return callable(getattr(launcher, "prelude", None))
 
 
 class Placement(rfm.RegressionTestPlugin):
-    """Task counts, placement and the launcher options that go with them."""
+    """Task counts and placement intent, handed to the partition's launcher."""
+
+    @property
+    def one_host(self) -> bool:
+        """Every rank starts on this host (the partition's launcher says so): on such a
+        partition two groups of ranks may stand for two nodes."""
+        return bool(getattr(self.current_partition.launcher_type, "one_host", False))
+
+    def _brief_launcher(self) -> None:
+        """Give the launcher what ReFrame gives it only at run time (the task counts) and the
+        partition it runs on, so its command line and prelude can be read before that."""
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        if speaks_protocol(self.job.launcher):
+            self.job.launcher.partition = self.current_partition
 
     def launch_prefix(self) -> str:
         """The launcher command line of this job (for extra launches in prerun_cmds)."""
+        self._brief_launcher()
         return " ".join(self.job.launcher.run_command(self.job).split())
+
+    def placed_hosts(self) -> list[str]:
+        """The host of each node, in the order the ranks are placed on them, where the
+        launcher chooses the hosts (a hostfile); [] where the scheduler does."""
+        self._brief_launcher()
+        hosts = getattr(self.job.launcher, "hosts", None)
+        return list(hosts(self.job)) if callable(hosts) else []
 
     # -- placement ------------------------------------------------------------------------
     def place(self, nodes: int, ppn: int, round_robin: bool = True) -> None:
         """Run ``nodes * ppn`` ranks, ``ppn`` per node, numbered round-robin over the nodes
-        (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first)."""
+        (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first). On a
+        :attr:`one_host` partition all of them run on this host."""
         limit = self.extra("max_ranks_per_node")
         self.skip_if(
             limit is not None and ppn > int(limit),
@@ -33,53 +61,27 @@ class Placement(rfm.RegressionTestPlugin):
         )
         self.num_tasks = nodes * ppn
         self.num_tasks_per_node = ppn
-        opts = list(self.extra("launcher_options", []))
-        if self.extra("hostfile"):
-            names = list(self.extra("nodes", []))[:nodes]
-            if len(names) < nodes:
-                raise ValueError(f"partition lists {len(names)} nodes, {nodes} needed")
-            body = "\\n".join(hostfile_lines(names, ppn))
-            self.prerun_cmds = [*self.prerun_cmds, f"printf '{body}\\n' > hostfile.txt"]
-            opts += ["-map-by", f"ppr:{ppn}:node"]
-            if round_robin:
-                opts += ["--rank-by", "node"]
-            opts += ["-hostfile", "hostfile.txt"]
-            # ranks on other hosts start from ssh: forward the environment they need
-            forward = [
-                "PATH",
-                "LD_LIBRARY_PATH",
-                *sorted(self.current_partition.local_env.env_vars),
-            ]
-            for name in forward:
-                opts += ["-x", name]
-        elif nodes > 1 and self.launcher_is("srun"):
-            if round_robin:
-                opts += ["--distribution=cyclic"]
-        elif nodes > 1 and self.launcher_is("mpirun") and not any("map-by" in o for o in opts):
-            # Open MPI inside an allocation: one rank per node is the ORFEO IMB notes'
-            # `--map-by node`
-            if ppn == 1:
-                opts += ["--map-by", "node"]
-            else:
-                opts += ["--map-by", f"ppr:{ppn}:node"]
-                if round_robin:
-                    opts += ["--rank-by", "node"]
-        gpu_opts = self.extra("gpu_job_options")
-        if self.needs_gpu() and gpu_opts:
-            self.job.options += list(gpu_opts)
-        self.job.launcher.options = opts + list(self.job.launcher.options)
+        if speaks_protocol(self.job.launcher):
+            self.job.launcher.round_robin = round_robin
+        if self.needs_gpu():
+            # one GPU per rank: the partition's "gpu" resource (crusher's --gpus-per-task=1
+            # --gpu-bind=closest); ReFrame ignores it on a partition without one
+            self.extra_resources = {**self.extra_resources, "gpu": {"gpus_per_task": 1}}
 
+    @run_before("run")
+    def _launcher_prelude(self):
+        """The commands the launcher needs run before the launch (the hostfile)."""
+        if speaks_protocol(self.job.launcher):
+            self._brief_launcher()
+            self.prerun_cmds = [*self.prerun_cmds, *self.job.launcher.prelude(self.job)]
 
     def export_to_ranks(self, variables: dict) -> None:
-        """Set ``variables`` in the job and, with Open MPI's mpirun across hosts (which forwards
-        only what -x names), on the command line too: ``-x UCX_NET_DEVICES=bond0`` (the ORFEO
-        IMB notes)."""
+        """Set ``variables`` in the job and hand them to the launcher, which puts them on its
+        command line where its ranks would not inherit them (Open MPI's mpirun across hosts:
+        ``-x UCX_NET_DEVICES=bond0``, the ORFEO IMB notes)."""
         self.env_vars.update(variables)
-        if self.launcher_is("mpirun") and not self.is_local_host:
-            opts = []
-            for name, value in sorted(variables.items()):
-                opts += ["-x", f"{name}={value}"]
-            self.job.launcher.options += opts
+        if speaks_protocol(self.job.launcher):
+            self.job.launcher.env_vars.update(sorted(variables.items()))
 
     def pair_nodes(self) -> int:
         """Nodes for a two-rank test: 2, or 1 on a one-host partition (both ranks here)."""
@@ -87,7 +89,7 @@ class Placement(rfm.RegressionTestPlugin):
         if nodes >= 2:
             return 2
         self.skip_if(
-            not self.is_local_host,
+            not self.one_host,
             f"needs 2 nodes, {self.current_partition.fullname} has {nodes}",
         )
         return 1

@@ -122,8 +122,7 @@ class OsuMbwMrTest(OsuBase):
         nodes = self.mbw_nodes or int(sizes.get(self.scope, self.partition_nodes()))
         # one host (local): two groups of ranks_per_node ranks stand for two nodes, as the
         # tx/rx same-node scenario does, up to the host's extras.max_host_ranks (default 2)
-        self.virtual_nodes = nodes < 2 and self.is_local_host
-        if self.virtual_nodes:
+        if nodes < 2 and self.one_host:
             nodes = 2
             slots = int(self.extra("max_host_ranks", 2))
             self.skip_if(
@@ -143,10 +142,6 @@ class OsuMbwMrTest(OsuBase):
         if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2
-        if self.virtual_nodes:
-            self.num_tasks = nodes * self.ranks_per_node
-            self.job.launcher.options = list(self.extra("launcher_options", []))
-            return
         # block placement: the first half of the ranks (nodes) pairs with the second half
         self.place(nodes, self.ranks_per_node, round_robin=False)
 

@@ -51,8 +51,10 @@ class PerftestWriteBwTest(FabricTest):
             cmd += ["-d", self.extra("rdma_device")]
         if self.extra("gid_index") is not None:
             cmd += ["-x", str(self.extra("gid_index"))]
-        if self.extra("hostfile"):
-            server = self.extra("nodes")[0]
+        self.place(2, 1, round_robin=False)
+        hosts = self.placed_hosts()  # the pair's hosts where the launcher picks them (hostfile)
+        if hosts:
+            server = hosts[0]
         elif self.is_slurm:
             server = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
         else:
@@ -60,7 +62,6 @@ class PerftestWriteBwTest(FabricTest):
         self.prerun_cmds = [*self.prerun_cmds, f"SERVER_HOST={server}"]
         self.executable = "./perftest_pair.sh"
         self.executable_opts = ['"$SERVER_HOST"', *cmd]
-        self.place(2, 1, round_robin=False)
 
     def result(self):
         if not hasattr(self, "_result"):

@@ -191,11 +191,13 @@ class TxRxTest(FabricTest):
 
     # -- performance ----------------------------------------------------------------------
     def node_names(self) -> list[str]:
-        """Host of each node index (ranks are numbered round-robin over these): the hostfile's
-        nodes, else the job's node list when it has the layout's length, else none. Only for
-        output without `link is` lines (the SEREN tool's)."""
-        if self.extra("hostfile"):
-            return list(self.extra("nodes", []))[: self.layout.nodes]
+        """Host of each node index (ranks are numbered round-robin over these): the hosts the
+        launcher placed them on (a hostfile's), else the job's node list when it has the
+        layout's length, else none. Only for output without `link is` lines (the SEREN
+        tool's)."""
+        placed = self.placed_hosts()
+        if placed:
+            return placed[: self.layout.nodes]
         nodelist = list(getattr(self.job, "nodelist", None) or [])
         return nodelist if len(nodelist) == self.layout.nodes else []
 

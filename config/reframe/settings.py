@@ -18,17 +18,26 @@ Optionally ``ORDER`` (int, default 50): systems are listed in increasing ``ORDER
 the first system whose ``hostnames`` patterns match the host it runs on, so the catch-all
 ``local`` system (``hostnames: ['.*']``) has ``ORDER = 1000``.
 
+Launchers: ``launchers.py`` beside this file is loaded first (once per process,
+:func:`load_launchers`) and registers fabrictest's launchers with ReFrame (``mpirun-hostfile``,
+``mpirun-onehost``, ``mpirun-slurm``, ``srun-placed``, ``srun-knl``: their command lines and
+the protocol the tests speak are in its docstring). A partition names one in ``"launcher"``;
+the launcher owns the mapping options, seren's hostfile and the ``-x`` forwarding, and a test
+sets only its task counts and placement intent.
+
 Conventions the tests rely on (see docs/reframe.md):
 
 * environments for MPI programs carry the feature ``mpi`` (tests ask for ``+mpi``);
 * partition ``features``: ``rdma`` (RDMA NIC, ibverbs), ``gpu``, ``slurm``, ``spack`` (binaries from
   ``config/spack/<system>/spack.yaml``), and the benchmark suites provided without Spack:
   ``osu``, ``imb``, ``perftest``;
-* partition ``extras`` (all optional): ``num_nodes`` or ``nodes`` (node names), ``hostfile``
-  (write an Open MPI hostfile with ``slots=`` and launch with ``-hostfile``, as on seren),
-  ``ranks_per_node``, ``launcher_options``, ``transports`` ({name: {VAR: value}}),
-  ``rdma_device``, ``gid_index``, ``link_layer``, ``expect_mtu``, ``expect_rate``,
-  ``gpu_runtime`` (cuda|rocm), ``gpu_job_options``, ``node_sets`` ({scope: slurm nodelist}).
+* partition ``resources``: ``gpu`` (options with ``{gpus_per_task}``), the GPU binding a test
+  with device buffers asks for (crusher: ``--gpus-per-task={gpus_per_task} --gpu-bind=closest``);
+* partition ``extras`` (all optional): ``num_nodes`` or ``nodes`` (node names; the hostfile of
+  ``mpirun-hostfile``), ``ranks_per_node``, ``max_ranks_per_node``, ``max_host_ranks``,
+  ``transports`` ({name: {VAR: value}}), ``rdma_device``, ``gid_index``, ``link_layer``,
+  ``expect_mtu``, ``expect_rate``, ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
+  nodelist}).
 
 Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
 ``~/.reframe/reports/fabrictest.db``) and performance logs go to ``output/perflogs/`` under the
@@ -56,12 +65,24 @@ ROOT = HERE.parents[1]
 SYSTEMS_DIR = HERE / "systems"
 
 _LIST_KEYS = ("systems", "environments", "modes", "storage")
+LAUNCHERS_MODULE = "fabrictest_rfm_launchers"
 
 
-def _load_module(path: Path):
-    spec = importlib.util.spec_from_file_location(f"fabrictest_rfm_system_{path.stem}", path)
+def _load_module(path: Path, name: str | None = None):
+    name = name or f"fabrictest_rfm_system_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def load_launchers():
+    """``launchers.py``, loaded once per process: its launchers are registered with ReFrame
+    (which refuses a name registered twice) before any system file names them."""
+    module = sys.modules.get(LAUNCHERS_MODULE)
+    if module is None:
+        module = _load_module(HERE / "launchers.py", LAUNCHERS_MODULE)
+        sys.modules[LAUNCHERS_MODULE] = module
     return module
 
 
@@ -148,6 +169,7 @@ def log_file(argv: list[str] | None = None) -> str:
 
 
 def build() -> dict:
+    load_launchers()
     merged: dict[str, list] = {k: [] for k in _LIST_KEYS}
     for _order, _name, frag in load_system_fragments():
         for key in _LIST_KEYS:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from _rfm import ROOT, SETTINGS, SYSTEMS
-from fabric_placement import hostfile_lines
 from scenario_math import degrades, device_fraction, gpu_aware_ok, iteration_growth, txrx_layout
 
 from fabrictest.binaries import find_imb, find_osu
@@ -122,10 +121,6 @@ def test_find_imb(tmp_path):
     assert find_imb({"IMB_HOME": str(tmp_path), "PATH": ""}) == str(exe)
     exe2 = _exe(tmp_path / "IMB-MPI1")
     assert find_imb({"IMB_HOME": str(tmp_path), "PATH": ""}) == str(exe2)
-
-
-def test_hostfile_is_the_seren_notes():
-    assert hostfile_lines(["seren-01", "seren-02"], 2) == ["seren-01 slots=2", "seren-02 slots=2"]
 
 
 def _settings():

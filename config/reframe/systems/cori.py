@@ -18,7 +18,7 @@ system = {
             "name": "knl",
             "descr": "KNL nodes (--constraint=knl)",
             "scheduler": "slurm",
-            "launcher": "srun",
+            "launcher": "srun-knl",  # srun -c 4 --cpu_bind=cores (launchers.py)
             "access": ["--constraint=knl"],
             "environs": ["PrgEnv-intel"],
             # osu, imb: what config/spack/cori (fabrictest~rdma: no perftest) provides
@@ -29,7 +29,6 @@ system = {
             "extras": {
                 "num_nodes": 8,
                 "ranks_per_node": 64,
-                "launcher_options": ["-c", "4", "--cpu_bind=cores"],
             },
         }
     ],

@@ -19,7 +19,7 @@ system = {
             "name": "batch",
             "descr": "GPU compute nodes (-p batch)",
             "scheduler": "slurm",
-            "launcher": "srun",
+            "launcher": "srun-placed",
             "access": ["--partition=batch", "--exclusive"],
             "environs": ["PrgEnv-gnu"],
             # Slingshot 11 (Cassini) NICs: libfabric cxi, no ibverbs, hence no +rdma
@@ -33,11 +33,18 @@ system = {
                 ["MPICH_OFI_NIC_POLICY", "NUMA"],
             ],
             "devices": [{"type": "gpu", "arch": "gfx90a", "num_devices": 8}],
+            # one GPU per task, bound to the closest NIC/CPU; a test running with device
+            # buffers asks for it: extra_resources = {"gpu": {"gpus_per_task": 1}}
+            "resources": [
+                {
+                    "name": "gpu",
+                    "options": ["--gpus-per-task={gpus_per_task}", "--gpu-bind=closest"],
+                },
+            ],
             "extras": {
                 "num_nodes": 2,
                 "ranks_per_node": 8,
                 "gpu_runtime": "rocm",
-                "gpu_job_options": ["--gpus-per-task=1", "--gpu-bind=closest"],
                 "cpus_per_task": 8,
             },
         }

@@ -29,7 +29,7 @@ system = {
             "name": "default",
             "descr": "all cores of this host",
             "scheduler": "local",
-            "launcher": "mpirun",
+            "launcher": "mpirun-onehost",  # --oversubscribe --bind-to none (launchers.py)
             "environs": ["openmpi"],
             "features": ["mpi", *benchmark_features()],
             "max_jobs": 1,
@@ -37,7 +37,6 @@ system = {
             "extras": {
                 "num_nodes": 1,
                 "ranks_per_node": 2,
-                "launcher_options": ["--oversubscribe", "--bind-to", "none"],
                 # keep `reframe -c reframe_tests -r` under a minute on 2 cores
                 "txrx_nmsg": 20_000,
                 "bisection_reps": 50,

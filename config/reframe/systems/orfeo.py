@@ -1,8 +1,9 @@
 """`orfeo`: Slurm, EPYC partition, InfiniBand (UCX) and 25 GbE on bond0 (the ORFEO IMB notes).
 
 IMB PingPong is run as the ORFEO IMB notes do, ``mpirun --map-by node`` inside the allocation
-(the tests add the mapping: ``--map-by node`` for one rank per node, ``ppr:K:node`` otherwise), and the
-transport is chosen with ``UCX_NET_DEVICES`` (``bond0`` for TCP over the 25 GbE bond).
+(the ``mpirun-slurm`` launcher maps: ``--map-by node`` for one rank per node, ``ppr:K:node``
+otherwise), and the transport is chosen with ``UCX_NET_DEVICES`` (``bond0`` for TCP over the
+25 GbE bond).
 """
 
 import os
@@ -18,7 +19,7 @@ system = {
             "name": "EPYC",
             "descr": "EPYC nodes (salloc -p EPYC)",
             "scheduler": "slurm",
-            "launcher": "mpirun",
+            "launcher": "mpirun-slurm",  # --map-by node / ppr:K:node (launchers.py)
             "access": ["--partition=EPYC"],
             "environs": ["openmpi"],
             # osu, imb, perftest: what config/spack/orfeo (fabrictest+rdma) provides

@@ -20,7 +20,7 @@ system = {
             "name": "roce",
             "descr": "seren-[01-10] over RoCE v2",
             "scheduler": "local",
-            "launcher": "mpirun",
+            "launcher": "mpirun-hostfile",  # hostfile slots=K, -map-by ppr:K:node (launchers.py)
             "environs": ["openmpi"],
             # osu, imb, perftest: what config/spack/seren (fabrictest+rdma) provides
             "features": ["mpi", "rdma", "spack", "osu", "imb", "perftest"],
@@ -29,9 +29,7 @@ system = {
             "extras": {
                 "nodes": NODES,
                 "num_nodes": len(NODES),
-                "hostfile": True,
                 "ranks_per_node": 2,
-                "launcher_options": [],
                 "rdma_device": "mlx5_0",
                 "gid_index": 3,
                 "link_layer": "Ethernet",

@@ -17,7 +17,7 @@ system = {
             "name": "compute",
             "descr": "compute nodes on the HSN",
             "scheduler": "slurm",
-            "launcher": "srun",
+            "launcher": "srun-placed",
             "access": ["--partition=compute"],
             "environs": ["PrgEnv-gnu"],
             # osu, imb, perftest: what config/spack/slingshot (fabrictest+rdma) provides

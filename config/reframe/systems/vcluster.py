@@ -86,7 +86,7 @@ system = {
             "descr": f"node[01-{NUM_NODES:02d}] over veth links "
             f"({'slurm + sacct' if ACCOUNTING else 'squeue, no accounting'})",
             "scheduler": "slurm" if ACCOUNTING else "squeue",
-            "launcher": "srun",
+            "launcher": "srun-placed",
             # Whole nodes: two tests must not share a node's link.
             "access": ["--partition=vc", "--exclusive"],
             "environs": ["openmpi"],
@@ -107,7 +107,6 @@ system = {
                 "num_nodes": NUM_NODES,
                 "ranks_per_node": 2,
                 "max_ranks_per_node": PLAN.cpus if PLAN else 4,
-                "launcher_options": [],
                 # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
                 # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
                 # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.
