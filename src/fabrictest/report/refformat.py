@@ -1,6 +1,6 @@
 """What `fabric-report calibrate` writes into a reference file, in one place.
 
-The reference format is `src/fabrictest/references.py`'s (ReFrame's external references plus a
+The reference format is `src/fabrictest/references/`'s (ReFrame's external references plus a
 `$provenance` block ReFrame ignores). Everything the calibration knows about that format is
 here, so that a change of format is one edit:
 
