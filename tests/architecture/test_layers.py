@@ -68,6 +68,9 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("health/gather.py", "from .cli import main", "health: the CLI above the gathering"),
         ("health/checks.py", "import subprocess", "health checks run no command"),
         ("health/checks.py", "from fabrictest import sysinfo", "health checks run no command"),
+        ("references/model.py", "from .loading import load", "references: checks above"),
+        ("references/loading.py", "from .judging import refusals", "references: checks above"),
+        ("references/judging.py", "from .consistency import TestSpec", "references: checks above"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(package_copy, module, line, contract):

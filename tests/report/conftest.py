@@ -36,6 +36,23 @@ def stored(tmp_path_factory):
     return tmp, env, uuids
 
 
+@pytest.fixture(scope="session")
+def unreferenced_run(tmp_path_factory):
+    """The run report of a real run whose `same-node` test ran without references and failed
+    for it (as the suite's missing-reference policy fails a test), stored apart."""
+    tmp = tmp_path_factory.mktemp("rfm-unreferenced")
+    (tmp / "settings.py").write_text(
+        SETTINGS % {"db": tmp / "results.db", "perflogs": tmp / "perflogs"})
+    env = isolated_env(tmp, tmp / "settings.py")
+    report = tmp / "unreferenced.json"
+    proc = reframe(env, tmp, "-c", str(HERE / "tiny_check.py"), "-r",
+                   "-S", "no_reference_for=same-node", "--prefix", str(tmp / "out"),
+                   "--report-file", str(report), "--nocolor")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "no reference for bw_1," in proc.stdout, proc.stdout
+    return report
+
+
 @pytest.fixture
 def rfm_env(stored, monkeypatch):
     tmp, env, uuids = stored

@@ -154,6 +154,33 @@ def test_run_reports_and_stored_sessions_calibrate_alike(sessions, tmp_path):
     assert ea == eb
 
 
+def test_the_provenance_says_what_was_read(sessions, tmp_path):
+    # it said "stored sessions" also when the calibration had read run report files
+    tmp, env, uuids = sessions
+    prov = {}
+    for name, source in (("stored", ["--tag", "calib=healthy"]),
+                         ("reports", ["--report", str(tmp / "run*.json")])):
+        (tmp_path / name).mkdir()
+        target = tmp_path / name / "local.yaml"
+        shutil.copy(ROOT / "reference" / "local.yaml", target)
+        rc, _out, err = fabric_report("calibrate", *source, "--only", "BisectionTest", "-o",
+                                      target, *LOOSE, env=env)
+        assert rc == 0, err
+        prov[name] = references.load(target).classes["BisectionTest"].provenance["local"]
+    short = sorted(u[:8] for u in uuids)
+    assert prov["stored"]["table"] == f"stored sessions {', '.join(short)}"
+    assert prov["reports"]["table"].startswith("run reports ")
+    assert "stored" not in prov["reports"]["table"]
+    for i, u in enumerate(uuids):
+        assert f"{tmp / f'run{i}.json'} ({u[:8]})" in prov["reports"]["table"]
+    # and each session's record in the calibration says it too
+    read_from = {name: {s["uuid"]: s["read_from"] for s in p["calibration"]["sessions"]}
+                 for name, p in prov.items()}
+    assert read_from["stored"] == {u: "stored session" for u in uuids}
+    assert read_from["reports"] == {u: f"run report {tmp / f'run{i}.json'}"
+                                    for i, u in enumerate(uuids)}
+
+
 def test_noise_aware_compare_of_real_sessions(sessions):
     _tmp, env, _uuids = sessions
     rc, out, err = fabric_report("compare", "--tag", "calib=healthy", "--tag", "calib=healthy",

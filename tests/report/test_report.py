@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from _rfm_sessions import fabric_report
 from _rfm_sessions import reframe as _reframe
 
 from fabrictest.report import compare as cmp
@@ -57,6 +58,40 @@ def test_against_references(rfm_env, capsys):
     assert main(["compare", "--against-references", "--tag", "stack=post-upgrade"]) == 1
     text = capsys.readouterr().out
     assert re.search(r"rx1_tx1_gbps .* REGRESSED \(outside", text)
+
+
+def test_against_references_a_test_failed_for_no_reference_fails_the_gate(unreferenced_run):
+    # it used to pass (exit 0) saying "12 not in the base": there is no base in this mode
+    rc, out, err = fabric_report("compare", "--against-references", "--report",
+                                 unreferenced_run)
+    assert rc == 1, out + err
+    assert "not in the base" not in out
+    assert out.splitlines()[-1].startswith(
+        "compared 12 figures: 0 regressed beyond the references' bands, 12 without a "
+        "reference (12 of them in failed tests); could not read 0: TinyFabric "
+        "%scenario=same-node bw_1, ")
+    assert re.search(r"same-node .* rx1_tx1_gbps .* unreferenced \(no reference, the test "
+                     r"failed\)", out)
+
+
+def test_against_references_a_figure_without_a_reference_in_a_passing_test():
+    from fabrictest.report.results import PerfRecord
+
+    def rec(pvar, ref, result="pass"):
+        return PerfRecord("T", "T", "s", "p", "e", pvar, 10.0, "Gbps", ref=ref, lower=-0.1,
+                          upper=None, variables={"result": result})
+
+    # informational, or -S missing_reference=warn: not judged, said, and not failing the gate
+    rows = cmp.against_references([rec("bw", 10.0), rec("sim_bw", None)])
+    assert [(r.status, r.note) for r in rows] == [("ok", ""), ("unreferenced", "no reference")]
+    line, status = cmp.verdict(rows, 0, None, against_references=True)
+    assert status == 0
+    assert line == ("compared 1 figures: 0 regressed beyond the references' bands, 1 without "
+                    "a reference; could not read 0")
+    rows = cmp.against_references([rec("bw", 10.0, "fail"), rec("sim_bw", None, "fail")])
+    assert cmp.verdict(rows, 0, None, against_references=True) == (
+        "compared 1 figures: 0 regressed beyond the references' bands, 1 without a reference "
+        "(1 of them in failed tests); could not read 0: T sim_bw", 1)
 
 
 def test_report_file_and_perflogs_read_the_same_figures(stored):

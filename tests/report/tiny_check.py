@@ -1,12 +1,15 @@
 """A tiny, self-contained ReFrame check for the report tests (not part of the suite).
 
 It prints OSU-like size rows and tx/rx-like stream lines; `degrade` scales the bandwidth
-down (and latency up) the way a degraded link would.
+down (and latency up) the way a degraded link would; `no_reference_for=SCENARIO` runs that
+scenario without references and fails it for that, as the suite's missing-reference policy
+does (reframe_tests/fabric_references.py).
 """
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import parameter, run_before, sanity_function, variable
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import PerformanceError
 
 SIZES = [1, 64, 4096, 65536, 1048576]
 
@@ -17,6 +20,7 @@ class TinyFabric(rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["*"]
     scenario = parameter(["paired", "same-node"])
     degrade = variable(float, value=1.0)
+    no_reference_for = variable(str, value="")
     executable = "printf"
     reference = {
         "*": {
@@ -56,3 +60,13 @@ class TinyFabric(rfm.RunOnlyRegressionTest):
             self.perf_variables[f"rx{r}_tx{r}_gbps"] = sn.make_performance_function(
                 sn.extractsingle(rf"Rank {r} receiver .* data rate is (\S+) Gbps",
                                  self.stdout, 1, float), "Gbps")
+
+    @run_before("performance")
+    def drop_references(self):
+        if self.scenario == self.no_reference_for:
+            self.reference = {}
+
+    @run_after("performance")
+    def fail_without_references(self):
+        if self.scenario == self.no_reference_for:
+            raise PerformanceError(f"no reference for {', '.join(self.perf_variables)}")

@@ -44,8 +44,13 @@ def cmd_calibrate(args, argv: list[str]) -> int:
         writable_file("-o", args.output)
 
     res = ResultSet()
+    read_from: dict[str, str] = {}  # session -> what it was read from (the provenance says)
     for src in args.sources:
-        res.extend(read(src))
+        part = read(src)
+        for r in part.records:
+            read_from.setdefault(r.session, refformat.read_from_report(r.source)
+                                 if src.kind == "report" else refformat.STORED_SESSION)
+        res.extend(part)
     systems = sorted({r.system for r in res.records})
     system = args.system
     if system is None:
@@ -86,7 +91,8 @@ def cmd_calibrate(args, argv: list[str]) -> int:
     if not result.entries:
         raise ResultsError(f"no figure of {system} to calibrate (all are per-item or "
                            "informational figures)")
-    infos = [refformat.session_record(res.sessions.get(s, {"uuid": s})) for s in sessions]
+    infos = [refformat.session_record(res.sessions.get(s, {"uuid": s}), read_from[s])
+             for s in sessions]
     meta = {"command": "fabric-report " + shlex.join(argv),
             "date": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             "factor": args.factor, "floor": args.floor, "sessions": infos}

@@ -137,7 +137,7 @@ def cmd_compare(args) -> int:
             raise ResultsError(
                 f"nothing to compare: no figure of the base ({n_a} figures) has a value in the "
                 f"target ({n_b} figures)")
-    line, status = verdict(rows, unreadable, tol, args.allow_missing)
+    line, status = verdict(rows, unreadable, tol, args.allow_missing, args.against_references)
     if args.json:
         _write_json(args.json, {"base": base_label, "target": target_label, "tolerance": tol,
                                 "rows": [r.to_dict() for r in rows], "verdict": line,

@@ -33,7 +33,8 @@ class CompareRow:
     base: float | None
     target: float | None
     change: float | None  # (target - base) / base
-    #: ok | REGRESSED | improved | changed | noise | new | missing | failed
+    #: ok | REGRESSED | improved | changed | noise | new | missing | failed; against references:
+    #: ok | REGRESSED | improved | failed | unreferenced (the figure has no reference)
     status: str
     note: str = ""
     n_base: int = 0  # sessions with a value on each side
@@ -42,6 +43,9 @@ class CompareRow:
     noise_target: float | None = None
     #: whether the change is beyond both sides' noise; None: too few sessions to tell
     beyond_noise: bool | None = None
+    #: whether the target's test case failed (ReFrame's verdict on the whole test, which a
+    #: figure of it may pass on its own: a figure without a reference, say)
+    test_failed: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,6 +69,10 @@ def per_session(rs: Sequence[PerfRecord]) -> list[float]:
         if r.value is not None:
             by[r.session].append(r.value)
     return [stats.spread(v).median for v in by.values()]
+
+
+def _test_failed(rs: Sequence[PerfRecord] | None) -> bool:
+    return any(r.test_result == "fail" for r in rs or ())
 
 
 def _side(rs: Sequence[PerfRecord] | None) -> stats.Spread | None:
@@ -122,7 +130,8 @@ def _row(brs, trs, tol: float, noise_factor: float) -> CompareRow:
     row = CompareRow(ref.test, ref.scenario, ref.sysenv, nodes, ref.pvar, ref.unit,
                      b and b.median, t and t.median, None, "ok",
                      n_base=b.n if b else 0, n_target=t.n if t else 0,
-                     noise_base=b and b.sigma, noise_target=t and t.sigma)
+                     noise_base=b and b.sigma, noise_target=t and t.sigma,
+                     test_failed=_test_failed(trs))
     if brs is None:
         row.status, row.note = "new", "not in the base"
     elif trs is None:
@@ -153,10 +162,13 @@ def against_references(records: Sequence[PerfRecord], tolerance: float | None = 
         t = _side(rs)
         row = CompareRow(r.test, r.scenario, r.sysenv, r.nodes_expr, r.pvar, r.unit, r.ref,
                          t and t.median, None, "ok", n_target=t.n if t else 0,
-                         noise_target=t and t.sigma)
+                         noise_target=t and t.sigma, test_failed=_test_failed(rs))
         v = row.target
         if r.ref is None:
-            row.status, row.note = "new", "no reference"
+            # not judged; where the test failed (ReFrame's missing-reference policy), the run
+            # did not meet its references, which the verdict must not pass
+            row.status = "unreferenced"
+            row.note = "no reference, the test failed" if row.test_failed else "no reference"
         elif v is None:
             row.status, row.note = "failed", "no value"
         else:
@@ -193,18 +205,32 @@ def compared(rows: Sequence[CompareRow]) -> int:
     return sum(r.base is not None and r.target is not None for r in rows)
 
 
+def _failing(row: CompareRow, allow_missing: bool) -> bool:
+    if row.status == "unreferenced":
+        return row.test_failed
+    return row.status in ("REGRESSED", "failed") or (row.status == "missing"
+                                                      and not allow_missing)
+
+
 def verdict(rows: Sequence[CompareRow], unreadable: int, tolerance: float | None,
-            allow_missing: bool = False) -> tuple[str, int]:
+            allow_missing: bool = False, against_references: bool = False
+            ) -> tuple[str, int]:
     """The closing line and the exit status: 0 figures compared and none regressed, 1 a
-    figure regressed, has no value in the target or (unless `allow_missing`) is missing from
-    it, 2 nothing could be compared."""
+    figure regressed, has no value in the target, (unless `allow_missing`) is missing from
+    it, or (against references) has no reference and its test failed, 2 nothing could be
+    compared."""
     n = compared(rows)
     count = {s: sum(r.status == s for r in rows) for s in
-             ("REGRESSED", "failed", "new", "missing")}
+             ("REGRESSED", "failed", "new", "missing", "unreferenced")}
     tol = "the references' bands" if tolerance is None else f"{100 * tolerance:g}%"
     parts = [f"compared {n} figures: {count['REGRESSED']} regressed beyond {tol}"]
     if count["failed"]:
-        parts.append(f"{count['failed']} without a value in the target")
+        parts.append(f"{count['failed']} without a value"
+                     + ("" if against_references else " in the target"))
+    if count["unreferenced"]:
+        in_failed = sum(r.status == "unreferenced" and r.test_failed for r in rows)
+        parts.append(f"{count['unreferenced']} without a reference"
+                     + (f" ({in_failed} of them in failed tests)" if in_failed else ""))
     if count["missing"]:
         parts.append(f"{count['missing']} missing from the target"
                      + (" (allowed)" if allow_missing else ""))
@@ -217,8 +243,7 @@ def verdict(rows: Sequence[CompareRow], unreadable: int, tolerance: float | None
              f"{count['new']} not in the base" if count["new"] else "",
              f"could not read {unreadable}"]
     line = ", ".join(parts) + "; " + ", ".join(o for o in other if o)
-    failing = ("REGRESSED", "failed") + (() if allow_missing else ("missing",))
-    bad = [f"{r.test} {r.pvar}" for r in rows if r.status in failing]
+    bad = [f"{r.test} {r.pvar}" for r in rows if _failing(r, allow_missing)]
     if bad:
         shown = ", ".join(bad[:20]) + (f" and {len(bad) - 20} more" if len(bad) > 20 else "")
         line += ": " + shown

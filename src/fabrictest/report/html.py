@@ -20,7 +20,7 @@ table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#eee}
 td.num{text-align:right;font-family:monospace}
 tr.REGRESSED td,tr.suspect td,tr.unreachable td,tr.fail td{background:#fbe3e3}
-tr.improved td{background:#e3f4e3}tr.noise td{background:#f0f0f0}tr.new td,tr.missing td,tr.cleared td{background:#f6f3de}
+tr.improved td{background:#e3f4e3}tr.noise td{background:#f0f0f0}tr.new td,tr.missing td,tr.unreferenced td,tr.cleared td{background:#f6f3de}
 tr.below-reference td{background:#fbe3e3}tr.borderline td,tr.ambiguous td{background:#fdf0d8}
 tr.undecided td,tr.unmeasured td{background:#ececf6}
 td.st-slow,td.st-below,td.st-unreachable{background:#f3b6b6;font-weight:bold}

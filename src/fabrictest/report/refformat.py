@@ -1,6 +1,6 @@
 """What `fabric-report calibrate` writes into a reference file, in one place.
 
-The reference format is `src/fabrictest/references.py`'s (ReFrame's external references plus a
+The reference format is `src/fabrictest/references/`'s (ReFrame's external references plus a
 `$provenance` block ReFrame ignores). Everything the calibration knows about that format is
 here, so that a change of format is one edit:
 
@@ -11,8 +11,9 @@ here, so that a change of format is one edit:
 * `measured_by: fabric-report calibrate` marks calibrated provenance (hand-written blocks
   have none), `measured_with` records the test variables that shape the figure (message
   size, message count, size profile, ...): a run with other values measures something else;
-* `calibration` names the sessions (UUID, date, host, ReFrame version, extras), the
-  statistics and each figure's spread, for review.
+* `calibration` names the sessions (UUID, date, host, ReFrame version, extras, and what
+  they were read from: a stored session or a run report's file), the statistics and each
+  figure's spread, for review; `table` says what was read.
 """
 
 from __future__ import annotations
@@ -52,8 +53,21 @@ def measured_with(variables: Mapping[str, Any], index: Sequence[str]) -> dict[st
             if k in variables and k not in index and variables[k] is not None}
 
 
-def session_record(info: Mapping[str, Any]) -> dict[str, Any]:
-    """How a calibration names one ReFrame session."""
+#: `read_from` of a session read through ReFrame's results database
+STORED_SESSION = "stored session"
+
+
+#: `read_from` of a session read from a run report file: this, then the file's path
+RUN_REPORT = "run report "
+
+
+def read_from_report(path: str) -> str:
+    return RUN_REPORT + path
+
+
+def session_record(info: Mapping[str, Any], read_from: str = STORED_SESSION
+                   ) -> dict[str, Any]:
+    """How a calibration names one ReFrame session, and what it was read from."""
     known = {"data_version", "hostname", "uuid", "time_start", "time_start_unix", "time_end",
              "time_end_unix", "time_elapsed", "cmdline", "config_files", "log_files",
              "prefix_output", "prefix_stage", "user", "version", "workdir", "num_cases",
@@ -63,7 +77,26 @@ def session_record(info: Mapping[str, Any]) -> dict[str, Any]:
            "host": info.get("hostname", ""), "reframe": info.get("version", "")}
     if extras:
         rec["extras"] = extras
+    rec["read_from"] = read_from
     return rec
+
+
+def _what_was_read(sessions: Sequence[Mapping[str, Any]]) -> str:
+    """`stored sessions 1265cdb7, ...` and/or `run reports run0.json (1265cdb7), ...`: the
+    provenance's `table`, saying what the calibration read (a record without `read_from`
+    predates it and was a stored session)."""
+    stored, reports = [], []
+    for s in sessions:
+        uuid = str(s.get("uuid", ""))[:8]
+        read_from = str(s.get("read_from") or STORED_SESSION)
+        if read_from.startswith(RUN_REPORT):
+            reports.append(f"{read_from.removeprefix(RUN_REPORT)} ({uuid})")
+        else:
+            stored.append(uuid)
+    parts = [f"stored sessions {', '.join(stored)}"] if stored else []
+    if reports:
+        parts.append(f"run reports {', '.join(reports)}")
+    return "; ".join(parts)
 
 
 def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: str, date: str,
@@ -71,12 +104,11 @@ def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: s
                spreads: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The provenance of calibrated entries: a system block, or one value's block (then
     `spreads` holds that value only)."""
-    uuids = ", ".join(str(s.get("uuid", ""))[:8] for s in sessions)
     hosts = sorted({str(s.get("host", "")) for s in sessions})
     block: dict[str, Any] = {
         "document": f"measured: {MEASURED_BY} from {len(sessions)} ReFrame sessions on "
                     f"{system} ({', '.join(hosts)}), {date[:10]}",
-        "table": f"stored sessions {uuids}",
+        "table": _what_was_read(sessions),
         "note": f"reference = median of the sessions; bound = the largest of {100 * floor:g}%, "
                 f"{factor:g} x 1.4826 MAD and the farthest session, on the side that "
                 "matters (rates: lower, times: upper)",

@@ -107,7 +107,7 @@ def merge_text(text: str | None, cal: Calibration, index_of_new: Mapping[str, Se
         doc = CommentedMap()
         doc.yaml_set_start_comment(
             f"References for `{cal.system}`, written by {refformat.MEASURED_BY} (see "
-            "$provenance).\nFormat and provenance rules: src/fabrictest/references.py, "
+            "$provenance).\nFormat and provenance rules: src/fabrictest/references/, "
             "docs/reframe.md.")
     if not isinstance(doc, dict):
         raise ResultsError("cannot merge: the reference file is not a mapping")

@@ -50,6 +50,12 @@ class PerfRecord:
     variables: dict = field(default_factory=dict, repr=False)
 
     @property
+    def test_result(self) -> str:
+        """The test case's result (pass / fail): a run report gives each figure its own, which
+        passes without a reference even when the test failed for the lack of one."""
+        return self.variables.get("result") or self.result
+
+    @property
     def scenario(self) -> str:
         return self.params.get("scenario", "")
 

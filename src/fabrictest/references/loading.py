@@ -1,0 +1,174 @@
+"""Reading and validating one reference file: every entry must be able to fail, every
+``measured_with`` must be values, every figure must have provenance (see the package's
+docstring for the format)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .model import (
+    INDEX_KEY,
+    MEASURED_WITH,
+    PROVENANCE_FIELDS,
+    PROVENANCE_KEY,
+    ClassReferences,
+    Reference,
+    ReferenceError,
+    ReferenceFile,
+)
+
+
+def _num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def parse_entry(where: str, val: Any) -> Reference:
+    """One ``[ref, lower, upper, unit]`` that can fail; ReferenceError (one line: ``where``
+    names file, key path and figure) otherwise."""
+    if not isinstance(val, list) or len(val) not in (3, 4):
+        raise ReferenceError(f"{where}: expected [ref, lower, upper, unit], got {val!r}")
+    ref, lower, upper = val[:3]
+    unit = val[3] if len(val) == 4 else None
+    if not _num(ref) or not math.isfinite(ref):
+        raise ReferenceError(f"{where}: reference {ref!r} is not a finite number")
+    for name, thr in (("lower", lower), ("upper", upper)):
+        if thr is not None and (not _num(thr) or not math.isfinite(thr)):
+            raise ReferenceError(
+                f"{where}: {name} threshold {thr!r} is not a finite number or null"
+            )
+    shown = "[" + ", ".join("null" if v is None else str(v) for v in val) + "]"
+    never = f"{where}: {shown} can never fail:"
+    if lower is None and upper is None:
+        raise ReferenceError(f"{never} both bounds are null")
+    if ref == 0:
+        raise ReferenceError(f"{never} bounds relative to a reference of 0 are 0 (use a "
+                             "positive reference: measure one)")
+    if ref < 0:
+        raise ReferenceError(f"{where}: reference {ref} is negative (every figure here is a "
+                             "rate, time or ratio)")
+    if lower is not None and lower > 0:
+        raise ReferenceError(f"{where}: lower threshold {lower} must be <= 0")
+    if lower is not None and lower <= -1:
+        raise ReferenceError(
+            f"{never} a lower threshold of {lower} accepts every value >= {ref * (1 + lower):g}"
+            " (use null for no lower bound)"
+        )
+    if upper is not None and upper < 0:
+        raise ReferenceError(f"{where}: upper threshold {upper} must be >= 0")
+    if unit is not None and not isinstance(unit, str):
+        raise ReferenceError(f"{where}: unit {unit!r} is not a string")
+    return Reference(float(ref), lower, upper, unit)
+
+
+def _check_measured_with(where: str, block: Any) -> None:
+    if block is None:
+        return
+    if not isinstance(block, Mapping):
+        raise ReferenceError(f"{where}: {MEASURED_WITH} must map variable names to values")
+    for name, value in block.items():
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(v is None or isinstance(v, (str, int, float)) for v in values):
+            raise ReferenceError(
+                f"{where}: {MEASURED_WITH}.{name} must be a value (null: does not apply) or a list "
+                f"of values, "
+                f"got {value!r}"
+            )
+
+
+def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -> None:
+    if not isinstance(node, Mapping):
+        raise ReferenceError(f"{where}: expected a mapping at {'.'.join(keys) or 'top'}")
+    if depth == 0:
+        values = {}
+        for var, val in node.items():
+            if not isinstance(var, str) or var.startswith("$"):
+                raise ReferenceError(f"{where}: bad performance variable name {var!r}")
+            values[var] = parse_entry(f"{where}:{'.'.join([*keys, var])}", val)
+        out[keys] = values
+        return
+    for key, child in node.items():
+        _walk(where, child, depth - 1, (*keys, str(key)), out)
+
+
+def load(
+    path: str | Path, require_provenance: bool = True, system: str | None = None
+) -> ReferenceFile:
+    """Parse and validate one reference file (for ``system``: by default the file's stem);
+    raises :class:`ReferenceError` with one line naming the file, key path and figure."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ReferenceError(f"{path}: cannot read: {err.strerror or err}") from err
+    except yaml.YAMLError as err:
+        first = " ".join(str(err).split())
+        raise ReferenceError(f"{path}: not YAML: {first}") from err
+    if not isinstance(raw, dict):
+        raise ReferenceError(f"{path}: top level must be a mapping of test class names")
+    provenance = raw.get(PROVENANCE_KEY, {}) or {}
+    if not isinstance(provenance, dict):
+        raise ReferenceError(f"{path}: {PROVENANCE_KEY} must be a mapping")
+    system = system or path.stem
+    classes: dict[str, ClassReferences] = {}
+    for name, body in raw.items():
+        if name == PROVENANCE_KEY:
+            continue
+        where = f"{path.name}:{name}"
+        if not re.fullmatch(r"[A-Za-z_]\w*", str(name)):
+            raise ReferenceError(f"{where}: not a test class name")
+        if not isinstance(body, dict) or INDEX_KEY not in body:
+            raise ReferenceError(f"{where}: needs an {INDEX_KEY} (first level: '$system')")
+        index = tuple(body[INDEX_KEY])
+        if not index or index[0] != "$system":
+            raise ReferenceError(f"{where}: {INDEX_KEY} must start with '$system', got {index}")
+        entries: dict[tuple[str, ...], dict[str, Reference]] = {}
+        data = {k: v for k, v in body.items() if k != INDEX_KEY}
+        for sys_key in data:
+            if not re.fullmatch(sys_key, system):
+                raise ReferenceError(
+                    f"{where}: system key {sys_key!r} does not match the file's system {system!r}"
+                )
+        _walk(where, data, len(index), (), entries)
+        prov = provenance.get(name, {}) or {}
+        if not isinstance(prov, Mapping):
+            raise ReferenceError(f"{path.name}: {PROVENANCE_KEY}.{name} must be a mapping")
+        for sys_name, block in prov.items():
+            if isinstance(block, Mapping):
+                here = f"{path.name}: {PROVENANCE_KEY}.{name}.{sys_name}"
+                _check_measured_with(here, block.get(MEASURED_WITH))
+                for dotted, entry in (block.get("values") or {}).items():
+                    if isinstance(entry, Mapping):
+                        _check_measured_with(f"{here}.values.{dotted}", entry.get(MEASURED_WITH))
+        cref = ClassReferences(name, index, entries, prov)
+        if require_provenance:
+            for keys, values in entries.items():
+                for var in values:
+                    src = cref.provenance_for(keys, var)
+                    missing = [f for f in PROVENANCE_FIELDS if not (src or {}).get(f)]
+                    if missing:
+                        raise ReferenceError(
+                            f"{where}: {'.'.join([*keys, var])} has no provenance "
+                            f"({', '.join(missing)} missing under {PROVENANCE_KEY})"
+                        )
+        classes[name] = cref
+    for name in provenance:
+        if name not in classes:
+            raise ReferenceError(f"{path.name}: {PROVENANCE_KEY} names unknown class {name!r}")
+    return ReferenceFile(path=path, system=system, classes=classes, raw=raw)
+
+
+def load_all(directory: str | Path) -> dict[str, ReferenceFile]:
+    """Every ``<system>.yaml`` in ``directory``, by system name."""
+    return {p.stem: load(p) for p in sorted(Path(directory).glob("*.yaml"))}
+
+
+def for_reframe(ref_file: ReferenceFile) -> dict[str, Any]:
+    """The file's content without ``$provenance``: exactly what ReFrame's reader consumes."""
+    return {k: v for k, v in ref_file.raw.items() if k != PROVENANCE_KEY}
+
