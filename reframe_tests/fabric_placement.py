@@ -25,12 +25,6 @@ class Placement(rfm.RegressionTestPlugin):
     def place(self, nodes: int, ppn: int, round_robin: bool = True) -> None:
         """Run ``nodes * ppn`` ranks, ``ppn`` per node, numbered round-robin over the nodes
         (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first)."""
-        limit = self.extra("max_ranks_per_node")
-        self.skip_if(
-            limit is not None and ppn > int(limit),
-            f"{ppn} ranks per node exceed partition {self.current_partition.fullname}'s "
-            f"max_ranks_per_node={limit}",
-        )
         self.num_tasks = nodes * ppn
         self.num_tasks_per_node = ppn
         opts = list(self.extra("launcher_options", []))
