@@ -39,6 +39,12 @@ def system_nodes(name: str) -> int:
     return int(extras.get("num_nodes", len(extras.get("nodes", [])) or 1))
 
 
+def system_transports(name: str) -> set[str]:
+    """The transports (extras.transports) the system's (one) partition defines."""
+    (part,) = system_config(name)["partitions"]
+    return set(part.get("extras", {}).get("transports", {}))
+
+
 def listed_cases(output: str) -> list[str]:
     """The display names `reframe -l` prints (a test others depend on under them with '^')."""
     found = re.findall(r"^\s*[-^] ?(\w+(?: %\S+)*)(?: ~\S+)?(?: '\w+)? /[0-9a-f]{8}$", output,
@@ -64,15 +70,25 @@ def test_listing(system, tmp_path):
     run = run_reframe(["--system", system, "-l"], tmp_path, timeout=180)
     assert run.returncode == 0, run.output[-3000:]
     assert "skipping test file" not in run.output, run.output
-    features = system_features(system)
+    features, transports = system_features(system), system_transports(system)
     for family in FAMILIES:
         # a test others depend on is listed under them with '^'
         listed = re.search(rf"[-^] ?{family}\b", run.output) is not None
-        assert listed == (NEEDS.get(family, "mpi") in features), (family, features)
+        fits = NEEDS.get(family, "mpi") in features
+        if family == "ImbTest":  # a transport the partition defines (extras.transports)
+            fits = fits and bool(transports)
+        assert listed == fits, (family, features, transports)
     cases = [line for line in run.output.splitlines() if line.lstrip().startswith(("-", "^"))]
     for value, feature in PARAM_NEEDS.items():
         with_value = [c for c in cases if value in c.replace(" ", "")]
-        assert bool(with_value) == (feature in features), (value, features, with_value[:3])
+        fits = feature in features
+        if value.startswith("%transport="):
+            fits = fits and value.split("=")[1] in transports
+        assert bool(with_value) == fits, (value, features, transports, with_value[:3])
+    for transport in ("tcp", "rdma"):
+        imb = [c for c in cases if f"%transport={transport}" in c.replace(" ", "")]
+        assert bool(imb) == (transport in transports and PARAM_NEEDS.get(
+            f"%transport={transport}", "mpi") in features), (transport, transports)
     # a tx/rx scenario is listed where its layout fits the partition's nodes, and only there
     nodes, names = system_nodes(system), listed_cases(run.output)
     for scenario in ("same-node", "paired", "many-to-one", "pairs-of-three"):
