@@ -139,6 +139,28 @@ class FabricCheck(
     def launcher_is(self, name: str) -> bool:
         return self.current_partition.launcher_type.registered_name == name
 
+    # -- binaries -------------------------------------------------------------------------
+    def benchmark_binary(self, name: str, feature: str, finder) -> str:
+        """The command for benchmark ``name``: by name where the partition provides it
+        (``+spack`` or ``+<feature>``), else found by ``finder`` on this host, else skip."""
+        if self.has_feature("spack") or self.has_feature(feature):
+            return name
+        path = finder()
+        self.skip_if(
+            path is None,
+            f"{name} not found: partition {self.current_partition.fullname} has neither "
+            f"+spack nor +{feature}, and {self.binary_hint(feature)}",
+        )
+        return path
+
+    @staticmethod
+    def binary_hint(feature: str) -> str:
+        return {
+            "osu": "OSU_HOME is unset or holds no OSU build and it is not on PATH",
+            "imb": "IMB_HOME is unset or holds no IMB-MPI1 and it is not on PATH",
+            "perftest": "it is not on PATH (Debian: apt install perftest)",
+        }.get(feature, "it is not on PATH")
+
     # -- performance failures that name the place -----------------------------------------
     def check_performance(self):
         try:
@@ -223,24 +245,3 @@ class FabricTest(FabricCheck):
                 f'eval "$(spack env activate --sh -d {self.binaries.spack_env_dir})"',
                 *self.prerun_cmds,
             ]
-
-    def benchmark_binary(self, name: str, feature: str, finder) -> str:
-        """The command for benchmark ``name``: by name where the partition provides it
-        (``+spack`` or ``+<feature>``), else found by ``finder`` on this host, else skip."""
-        if self.has_feature("spack") or self.has_feature(feature):
-            return name
-        path = finder()
-        self.skip_if(
-            path is None,
-            f"{name} not found: partition {self.current_partition.fullname} has neither "
-            f"+spack nor +{feature}, and {self.binary_hint(feature)}",
-        )
-        return path
-
-    @staticmethod
-    def binary_hint(feature: str) -> str:
-        return {
-            "osu": "OSU_HOME is unset or holds no OSU build and it is not on PATH",
-            "imb": "IMB_HOME is unset or holds no IMB-MPI1 and it is not on PATH",
-            "perftest": "it is not on PATH (Debian: apt install perftest)",
-        }.get(feature, "it is not on PATH")

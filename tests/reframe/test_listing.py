@@ -151,6 +151,9 @@ def test_num_nodes_is_honoured_by_the_listing(tmp_path):
     case = "TxRxTest %scenario=pairs-of-three %span=one %method=mpi %buffer=host"
     plain = run_reframe(["--system", "local", "-l"], tmp_path / "plain", timeout=180)
     assert case not in listed_cases(plain.output)
+    # without -vv the reason is in the log file (debug level)
+    log = (tmp_path / "plain" / "reframe.log").read_text()
+    assert f"{case}: not listed on local:default: pairs-of-three/one needs >= 3 nodes" in log
     three = run_reframe(["--system", "local", "-l", "-S", "num_nodes=3"], tmp_path / "three",
                         timeout=180)
     assert three.returncode == 0, three.output[-3000:]
