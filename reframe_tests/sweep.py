@@ -113,8 +113,9 @@ class SweepTest(FabricCheck):
                      f"launcher {self.launcher!r}: use slurm or sim")
 
     def job_epilogue(self):
-        # one fabric-sweep, no MPI launch of ours (its srun steps are its own, each judged by
-        # it): its exit status on stdout, as fabric-sweep's own runs print it
+        # one fabric-sweep and no MPI launch of ours (its srun steps are its own, each judged
+        # by it): no core-file lines, and its exit status in its own line on stdout, which
+        # launch_problems reads (the job script as before the sweep was on the base)
         return [], [f'echo "{EXIT_LINE} $?"']
 
     @run_before("run")
