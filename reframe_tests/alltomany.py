@@ -14,12 +14,23 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest, iteration_growth
+from fabric_listing import node_count, one_host
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.alltomany import missing, parse_alltomany_all
 
 ITERATIONS = [2, 8, 16, 32]
+
+
+def runs_on(part, ppn: int, num_nodes: int) -> tuple[int, int, bool]:
+    """(nodes, ranks per node, whether two groups of ranks on one host stand for the nodes) of
+    the all-to-many runs on partition ``part``; 0 for ``ppn``/``num_nodes``: the partition's."""
+    ppn = ppn or int(part.extras.get("ranks_per_node", 2))
+    nodes = num_nodes or node_count(part)
+    if nodes < 2 and one_host(part):
+        return 2, ppn, True  # one host: two groups of ppn ranks stand for two nodes (-p says so)
+    return nodes, ppn, False
 
 
 @rfm.simple_test
@@ -34,13 +45,13 @@ class AllToManyTest(FabricTest):
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
     shaped_by = ("unit_size", "ppn", "num_nodes")
 
+    def placement_on(self, part):
+        nodes, ppn, virtual = runs_on(part, self.ppn, self.num_nodes)
+        return None if virtual else (nodes, ppn)
+
     @run_after("setup")
     def configure(self):
-        ppn = self.ppn or int(self.extra("ranks_per_node", 2))
-        nodes = self.partition_nodes()
-        if nodes < 2 and self.one_host:
-            # one host: two groups of ppn ranks stand for two nodes (-p tells the program)
-            nodes = 2
+        nodes, ppn, _virtual = runs_on(self.current_partition, self.ppn, self.num_nodes)
         self.ppn_used, self.nodes_used = ppn, nodes
         self.executable = self.binaries.program("alltomany")
         self.executable_opts = [
@@ -60,16 +71,14 @@ class AllToManyTest(FabricTest):
     def shaping(self):
         return {"unit_size": self.unit_size, "ppn": self.ppn_used, "num_nodes": self.nodes_used}
 
-    def summary(self):
-        if not hasattr(self, "_summary"):
-            blocks = parse_alltomany_all(self.stdout_text())
-            if len(blocks) != 1:
-                raise ParseError(f"all-to-many: {len(blocks)} summary blocks, expected 1")
-            self._summary = blocks[0]
-        return self._summary
+    def parse(self, text):
+        blocks = parse_alltomany_all(text)
+        if len(blocks) != 1:
+            raise ParseError(f"all-to-many: {len(blocks)} summary blocks, expected 1")
+        return blocks[0]
 
     def result_problems(self):
-        s = self.summary()
+        s = self.result()
         problems = missing(s, iterations=self.iterations, nprocs=self.num_tasks)
         check = s.extra.get("Payload check")
         if check is None:
@@ -80,23 +89,23 @@ class AllToManyTest(FabricTest):
 
     @performance_function("s")
     def t_irecv(self):
-        return self.summary().t_irecv
+        return self.result().t_irecv
 
     @performance_function("s")
     def t_isend(self):
-        return self.summary().t_isend
+        return self.result().t_isend
 
     @performance_function("s")
     def t_waitall(self):
-        return self.summary().t_waitall
+        return self.result().t_waitall
 
     @performance_function("s")
     def t_end_to_end(self):
-        return self.summary().t_end_to_end
+        return self.result().t_end_to_end
 
     @performance_function("s")
     def t_per_iteration(self):
-        return self.summary().t_end_to_end / self.iterations
+        return self.result().t_end_to_end / self.iterations
 
 
 @rfm.simple_test
@@ -116,6 +125,12 @@ class AllToManyScalingTest(FabricTest):
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
     shaped_by = ("noise_floor_s",)
 
+    def placement_on(self, part):
+        # listed exactly where the runs it compares are (a dependency on a case that is not
+        # there is an error): their nodes and ranks per node, as -S set them
+        nodes, ppn, virtual = runs_on(part, AllToManyTest.ppn, AllToManyTest.num_nodes)
+        return None if virtual else (nodes, ppn)
+
     @run_after("init")
     def add_deps(self):
         for i in range(len(ITERATIONS)):
@@ -132,7 +147,7 @@ class AllToManyScalingTest(FabricTest):
         out = {}
         for i in range(len(ITERATIONS)):
             dep = self.getdep(AllToManyTest.variant_name(i))
-            out[dep.iterations] = getattr(dep.summary(), field)
+            out[dep.iterations] = getattr(dep.result(), field)
         return out
 
     def shaping(self):

@@ -29,12 +29,14 @@ class BisectionTest(FabricTest):
     informational_perf_vars = [r"node_bw_\d+"]
     shaped_by = ("ppn", "num_nodes", "num_reps")
 
+    def placement_on(self, part):
+        ppn = self.ppn or int(part.extras.get("ranks_per_node", 2))
+        nodes = self.nodes_on(part)
+        return nodes, ppn + (nodes * ppn) % 2  # an even number of ranks: pairs across halves
+
     @run_after("setup")
     def configure(self):
-        ppn = self.ppn or int(self.extra("ranks_per_node", 2))
-        nodes = self.partition_nodes()
-        if (nodes * ppn) % 2:
-            ppn += 1
+        nodes, ppn = self.placement_on(self.current_partition)
         reps = self.num_reps or int(
             self.extra("bisection_reps", 20 if self.size_profile == "quick" else 100)
         )
@@ -44,10 +46,8 @@ class BisectionTest(FabricTest):
         self.place(nodes, ppn, round_robin=False)
         self.descr = f"bisection: {nodes * ppn} ranks ({nodes} x {ppn}), {reps} reps"
 
-    def result(self):
-        if not hasattr(self, "_result"):
-            self._result = parse_bisection(self.stdout_text())
-        return self._result
+    def parse(self, text):
+        return parse_bisection(text)
 
     def shaping(self):
         return dict(self.measured)

@@ -1,21 +1,26 @@
-"""Shared base of fabrictest's ReFrame tests (no tests are defined in this file).
+"""Shared bases of fabrictest's ReFrame tests (no tests are defined in this file).
 
-What every test gets from :class:`FabricTest`:
+:class:`FabricCheck` is what every test of the suite shares, the node-pair sweep included:
 
-* ``scenario`` (defined by each family, a parameter or a variable): the user-facing scenario
-  name (report rows, reference keys);
-* the binaries: the :class:`fabric_binaries.FabricBinaries` fixture (one per
-  system/partition/environment): the system's Spack environment on ``+spack`` partitions, else
-  ``src/c`` built with ``make``; OSU, IMB and perftest from it too (``self.binaries.osu(name)``);
-* the partition features a case needs (``requires``, ``method="rdma"``, device buffers) as
-  its ``valid_systems``, so ``reframe -l --system X`` lists what runs on X;
-* placement (:class:`fabric_placement.Placement`) and references
-  (:class:`fabric_references.ReferenceChecks`, which also words a performance failure with its
-  place and the size of the drop);
+* listing (:class:`fabric_listing.PartitionFilter`): a case is instantiated only on the
+  partitions that have the features it needs (``requires``) and whose static facts allow it
+  (``why_not_on(partition)``), so ``reframe -l --system X`` lists exactly what runs on X;
+* one parsed result per test case: the family names its parser (:meth:`FabricCheck.parse`),
+  :meth:`FabricCheck.result` parses the output once and caches it; sanity and the performance
+  functions read it when ReFrame evaluates them, never in a hook;
 * sanity that fails closed: launcher and MPI failure lines (a rank's signal, rank and node;
   MPI_Abort; MPI_ERR_*), the launch's exit status (printed by the job script) and then the
-  family's :meth:`FabricTest.result_problems` (its output whole: every size, stream, timing
-  and closing line), as one deferred ``sn.all``; no core files left in the stage directory.
+  family's :meth:`FabricCheck.result_problems` (its output whole: every size, stream, timing
+  and closing line), as one deferred ``sn.all``; no core files left in the stage directory;
+* references (:class:`fabric_references.ReferenceChecks`, which also words a performance
+  failure with its place and the size of the drop) and placement
+  (:class:`fabric_placement.Placement`).
+
+:class:`FabricTest` adds the binaries: the :class:`fabric_binaries.FabricBinaries` fixture (one
+per system/partition/environment: the system's Spack environment on ``+spack`` partitions, else
+``src/c`` built with ``make``; OSU, IMB and perftest from it too: ``self.binaries.osu(name)``),
+activated in the job on ``+spack`` partitions. Every family but
+the sweep (which starts one ``fabric-sweep`` and needs none of them) is a ``FabricTest``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from fabric_binaries import REPO_ROOT, FabricBinaries  # noqa: F401 - perftest uses REPO_ROOT
+from fabric_listing import PartitionFilter
 from fabric_placement import Placement
 from fabric_references import ReferenceChecks, miss_words  # noqa: F401 - tests use miss_words
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
@@ -69,8 +75,11 @@ def assert_no_problems(source) -> bool:
     return True
 
 
-class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=True):
-    """Common behaviour; subclasses define parameters, the command line, sanity and performance.
+class FabricCheck(
+    rfm.RunOnlyRegressionTest, PartitionFilter, ReferenceChecks, Placement, special=True
+):
+    """What every test shares; a family adds parameters, the command line (after setup),
+    :meth:`parse`, :meth:`result_problems` and its performance functions.
 
     ``special=True`` lets :meth:`check_performance` wrap ReFrame's own (a final pipeline
     method) to reword its failure; ReFrame still judges and records every figure.
@@ -80,36 +89,33 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
     size_profile = variable(typ.Str[r"full|quick"], value="full")
     #: nodes to use; 0: what the partition's extras say (num_nodes / nodes)
     num_nodes = variable(int, value=0)
+    #: the output file :meth:`result` parses; None: the job's stdout
+    result_file: str | None = None
 
-    #: partition features every case of the family needs (``"rdma"``, ``"gpu"``); a case
-    #: with ``method="rdma"`` needs ``rdma`` and one with device buffers (:meth:`needs_gpu`)
-    #: ``gpu`` as well. They become ``valid_systems``, so a case is neither listed nor run on a
-    #: partition without them (``reframe -l --system local`` lists what runs there)
-    requires: tuple[str, ...] = ()
-
-    valid_systems = ["*"]
+    valid_systems = ["*"]  # narrowed after init to the partitions that fit (PartitionFilter)
     valid_prog_environs = ["+mpi"]
     sourcesdir = None
     time_limit = "20m"
     maintainers = ["fabrictest"]
     tags = {"fabric"}
 
-    binaries = fixture(FabricBinaries, scope="environment")
+    # -- the parsed result ----------------------------------------------------------------
+    def parse(self, text: str):
+        """The family's output as a record: its pure parser (``fabrictest.parsers``), raising
+        ParseError when ``text`` is not the tool's output."""
+        raise NotImplementedError(f"{type(self).__name__} names no parser")
 
-    @run_after("init")
-    def _require_features(self):
-        needed = self.required_features()
-        if needed:
-            self.valid_systems = [" ".join(f"+{name}" for name in needed)]
+    def result(self):
+        """:meth:`parse` of :attr:`result_file` (default: stdout), parsed once per test case."""
+        return self.parsed(self.result_file or self.stdout)
 
-    def required_features(self) -> list[str]:
-        """The partition features this case needs, in a fixed order (see :attr:`requires`)."""
-        needed = list(self.requires)
-        if getattr(self, "method", None) == "rdma":
-            needed.append("rdma")
-        if self.needs_gpu():
-            needed.append("gpu")
-        return list(dict.fromkeys(needed))
+    def parsed(self, name):
+        """:meth:`parse` of output file ``name`` in the stage directory, cached per file."""
+        name = str(sn.evaluate(name))
+        cache = self.__dict__.setdefault("_parsed_outputs", {})
+        if name not in cache:
+            cache[name] = self.parse(self.output_text(name))
+        return cache[name]
 
     # -- partition facts ------------------------------------------------------------------
     def extra(self, key, default=None):
@@ -119,31 +125,12 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
         return name in self.current_partition.features
 
     def partition_nodes(self) -> int:
-        if self.num_nodes:
-            return self.num_nodes
-        nodes = self.extra("nodes")
-        return int(self.extra("num_nodes", len(nodes) if nodes else 1))
+        return self.nodes_on(self.current_partition)
 
     @property
     def is_slurm(self) -> bool:
         """Slurm through either of ReFrame's schedulers (`slurm` needs sacct, `squeue` not)."""
         return self.current_partition.scheduler.registered_name in ("slurm", "squeue")
-
-    # -- binaries -------------------------------------------------------------------------
-    @run_after("setup")
-    def _activate_spack(self):
-        if self.has_feature("spack"):
-            self.prerun_cmds = [
-                f'eval "$(spack env activate --sh -d {self.binaries.spack_env_dir})"',
-                *self.prerun_cmds,
-            ]
-
-    def needs_gpu(self) -> bool:
-        """Subclasses running with device buffers return True (adds the partition's GPU
-        binding options, e.g. --gpus-per-task=1 --gpu-bind=closest)."""
-        return False
-
-
 
     # -- performance failures that name the place -----------------------------------------
     def check_performance(self):
@@ -155,12 +142,17 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
     # -- sanity: fail closed ---------------------------------------------------------------
     @run_before("run")
     def _job_epilogue(self):
-        """No core files in the stage directory (a crash is reported from its lines), and the
-        launch's exit status printed for :meth:`launch_problems` (ReFrame's `squeue` scheduler
-        knows no exit code, and a postrun command would hide the launch's)."""
+        before, after = self.job_epilogue()
+        self.prerun_cmds = [*before, *self.prerun_cmds]
+        self.postrun_cmds = [*after, *self.postrun_cmds]
+
+    def job_epilogue(self) -> tuple[list[str], list[str]]:
+        """Commands before and after the launch: no core files in the stage directory (a crash
+        is reported from its lines), and the launch's exit status printed for
+        :meth:`launch_problems` (ReFrame's `squeue` scheduler knows no exit code, and a postrun
+        command would hide the launch's)."""
         status = EXIT_STATUS_LINE.format(what="the launch", status="$?")
-        self.prerun_cmds = ["ulimit -c 0", *self.prerun_cmds]
-        self.postrun_cmds = [f'echo "{status}" >&2', "rm -f core core.[0-9]*", *self.postrun_cmds]
+        return ["ulimit -c 0"], [f'echo "{status}" >&2', "rm -f core core.[0-9]*"]
 
     @sanity_function
     def assert_whole(self):
@@ -208,3 +200,19 @@ class FabricTest(rfm.RunOnlyRegressionTest, ReferenceChecks, Placement, special=
     @staticmethod
     def quote(args) -> str:
         return " ".join(shlex.quote(str(a)) for a in args)
+
+
+class FabricTest(FabricCheck):
+    """A check that runs programs: ours (``self.binaries.program(name)``) or a benchmark
+    (``self.binaries.osu(name)``, ``.imb()``, ``.perftest(name)``), with the system's Spack
+    environment active on ``+spack`` partitions."""
+
+    binaries = fixture(FabricBinaries, scope="environment")
+
+    @run_after("setup")
+    def _activate_spack(self):
+        if self.has_feature("spack"):
+            self.prerun_cmds = [
+                f'eval "$(spack env activate --sh -d {self.binaries.spack_env_dir})"',
+                *self.prerun_cmds,
+            ]

@@ -53,12 +53,6 @@ class Placement(rfm.RegressionTestPlugin):
         """Run ``nodes * ppn`` ranks, ``ppn`` per node, numbered round-robin over the nodes
         (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first). On a
         :attr:`one_host` partition all of them run on this host."""
-        limit = self.extra("max_ranks_per_node")
-        self.skip_if(
-            limit is not None and ppn > int(limit),
-            f"{ppn} ranks per node exceed partition {self.current_partition.fullname}'s "
-            f"max_ranks_per_node={limit}",
-        )
         self.num_tasks = nodes * ppn
         self.num_tasks_per_node = ppn
         if speaks_protocol(self.job.launcher):
@@ -82,14 +76,3 @@ class Placement(rfm.RegressionTestPlugin):
         self.env_vars.update(variables)
         if speaks_protocol(self.job.launcher):
             self.job.launcher.env_vars.update(sorted(variables.items()))
-
-    def pair_nodes(self) -> int:
-        """Nodes for a two-rank test: 2, or 1 on a one-host partition (both ranks here)."""
-        nodes = self.partition_nodes()
-        if nodes >= 2:
-            return 2
-        self.skip_if(
-            not self.one_host,
-            f"needs 2 nodes, {self.current_partition.fullname} has {nodes}",
-        )
-        return 1

@@ -25,9 +25,12 @@ class NicHealthTest(FabricTest):
     tags = {"fabric", "health", "preflight", "acceptance"}
     requires = ("rdma",)  # it checks RDMA ports
 
+    def placement_on(self, part):
+        return self.nodes_on(part), 1  # once on every node
+
     @run_after("setup")
     def configure(self):
-        self.nodes_checked = self.partition_nodes()
+        self.nodes_checked, ppn = self.placement_on(self.current_partition)
         opts = ["--nodes", str(self.nodes_checked)]
         for key, flag in (
             ("expect_mtu", "--expect-mtu"),
@@ -40,10 +43,13 @@ class NicHealthTest(FabricTest):
         if self.extra("rdma_device"):
             opts += ["--device", str(self.extra("rdma_device"))]
         self.executable_opts = opts
-        self.place(self.nodes_checked, 1, round_robin=True)
+        self.place(self.nodes_checked, ppn, round_robin=True)
+
+    def parse(self, text):
+        return parse_health(text)
 
     def result_problems(self):
-        rep = parse_health(self.stdout_text())
+        rep = self.result()
         problems = [f"no RDMA device on {node}: {why}" for node, why in rep.no_device.items()]
         problems += missing(rep, self.nodes_checked)
         failed = [f"{r.node} {r.device}/{r.port} {r.check}: {r.detail}" for r in rep.failures()]

@@ -38,16 +38,20 @@ class ImbTest(FabricTest):
         extra = ["rdma"] if self.transport == "rdma" else []
         return list(dict.fromkeys([*super().required_features(), *extra]))
 
+    def placement_on(self, part):
+        nodes = self.pair_nodes_on(part)
+        return nodes, 2 // nodes
+
+    def why_not_on(self, part):
+        if self.transport not in part.extras.get("transports", {}):
+            return f"defines no '{self.transport}' transport (extras.transports)"
+        return super().why_not_on(part)
+
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
         self.executable = self.binaries.imb()
-        nodes = self.pair_nodes()
-        transports = self.extra("transports", {})
-        self.skip_if(
-            self.transport not in transports,
-            f"{part} defines no '{self.transport}' transport (extras.transports)",
-        )
+        nodes, ppn = self.placement_on(self.current_partition)
+        transports = self.extra("transports")
         full = int(self.extra("imb_msglog", 28))  # a partition may cap the full profile
         msglog = self.msglog or (16 if self.size_profile == "quick" else full)
         self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
@@ -55,30 +59,32 @@ class ImbTest(FabricTest):
         self.sizes_used = (msglog, reps)
         if reps:
             self.executable_opts += ["-iter", str(reps)]
-        self.place(nodes, 2 // nodes, round_robin=True)
+        self.place(nodes, ppn, round_robin=True)
         self.export_to_ranks(dict(transports[self.transport]))
 
     def shaping(self):
         return {"msglog": self.sizes_used[0], "max_repetitions": self.sizes_used[1]}
 
-    def result(self):
-        if not hasattr(self, "_result"):
-            self._result = parse_imb(self.stdout_text()).benchmark(self.benchmark)
-        return self._result
+    def parse(self, text):
+        return parse_imb(text)
+
+    def measured(self):
+        """This case's benchmark in the parsed output."""
+        return self.result().benchmark(self.benchmark)
 
     def result_problems(self):
-        problems = missing(parse_imb(self.stdout_text()), self.benchmark, 1 << self.sizes_used[0])
-        if not problems and self.result().nprocs != 2:
-            problems.append(f"{self.benchmark}: {self.result().nprocs} processes, expected 2")
+        problems = missing(self.result(), self.benchmark, 1 << self.sizes_used[0])
+        if not problems and self.measured().nprocs != 2:
+            problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, expected 2")
         return problems
 
     @performance_function("us")
     def latency(self):
-        return self.result().latency_at(0)
+        return self.measured().latency_at(0)
 
     @performance_function("MB/s")
     def peak_bw(self):
-        return self.result().peak_bandwidth()
+        return self.measured().peak_bandwidth()
 
     @run_after("setup")
     def choose_perf(self):

@@ -19,6 +19,7 @@ import os
 
 import reframe as rfm
 from fabric_base import FabricTest, device_fraction
+from fabric_listing import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
@@ -54,10 +55,8 @@ class OsuBase(FabricTest):
     def shaping(self):
         return {"max_size": self.top_size(), "osu_iterations": self.osu_iterations}
 
-    def result(self):
-        if not hasattr(self, "_result"):
-            self._result = parse_osu(self.stdout_text())
-        return self._result
+    def parse(self, text):
+        return parse_osu(text)
 
     def run_problems(self, res, name: str) -> list[str]:
         """One OSU run whole (every size up to the requested maximum) and validated."""
@@ -79,15 +78,19 @@ class OsuPt2PtTest(OsuBase):
     scenario = variable(str, value="paired")
     benchmark = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_get_bw"])
 
+    def placement_on(self, part):
+        nodes = self.pair_nodes_on(part)
+        return nodes, 2 // nodes
+
     @run_after("setup")
     def configure(self):
         self.executable = self.osu_binary(self.benchmark)
-        nodes = self.pair_nodes()
+        nodes, ppn = self.placement_on(self.current_partition)
         self.executable_opts = self.size_opts()
         node_sets = self.extra("node_sets", {})
         if "switch" in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets['switch']}"]
-        self.place(nodes, 2 // nodes, round_robin=False)
+        self.place(nodes, ppn, round_robin=False)
 
     @performance_function("us")
     def latency(self):
@@ -115,27 +118,32 @@ class OsuMbwMrTest(OsuBase):
     #: nodes; 0: extras.node_set_sizes[scope], else the partition's nodes
     mbw_nodes = variable(int, value=0)
 
-    @run_after("setup")
-    def configure(self):
-        sizes = self.extra("node_set_sizes", {})
-        part = self.current_partition.fullname
-        nodes = self.mbw_nodes or int(sizes.get(self.scope, self.partition_nodes()))
+    def layout_on(self, part) -> tuple[int, bool]:
+        """(nodes, whether two groups of ranks on one host stand for them) on ``part``; a
+        ValueError says why ``part`` cannot hold the case."""
+        sizes = part.extras.get("node_set_sizes", {})
+        nodes = self.mbw_nodes or int(sizes.get(self.scope, self.nodes_on(part)))
         # one host (local): two groups of ranks_per_node ranks stand for two nodes, as the
         # tx/rx same-node scenario does, up to the host's extras.max_host_ranks (default 2)
-        if nodes < 2 and self.one_host:
-            nodes = 2
-            slots = int(self.extra("max_host_ranks", 2))
-            self.skip_if(
-                2 * self.ranks_per_node > slots,
-                f"osu_mbw_mr on one host: 2 x {self.ranks_per_node} ranks exceed {part}'s "
-                f"{slots} (extras.max_host_ranks)",
-            )
+        if nodes < 2 and one_host(part):
+            slots = int(part.extras.get("max_host_ranks", 2))
+            if 2 * self.ranks_per_node > slots:
+                raise ValueError(f"osu_mbw_mr on one host: 2 x {self.ranks_per_node} ranks "
+                                 f"exceed the {slots} it allows (extras.max_host_ranks)")
+            return 2, True
         nodes -= nodes % 2
-        self.skip_if(
-            nodes < 2,
-            f"osu_mbw_mr over a {self.scope} needs >= 2 nodes, "
-            f"{part} has {self.partition_nodes()}",
-        )
+        if nodes < 2:
+            raise ValueError(f"osu_mbw_mr over a {self.scope} needs >= 2 nodes, "
+                             f"has {self.nodes_on(part)}")
+        return nodes, False
+
+    def placement_on(self, part):
+        nodes, virtual = self.layout_on(part)
+        return None if virtual else (nodes, self.ranks_per_node)
+
+    @run_after("setup")
+    def configure(self):
+        nodes, _virtual = self.layout_on(self.current_partition)
         self.executable = self.osu_binary("osu_mbw_mr")
         self.executable_opts = self.size_opts()
         node_sets = self.extra("node_sets", {})
@@ -180,18 +188,22 @@ class OsuGpuAwareTest(OsuBase):
     def needs_gpu(self) -> bool:
         return True
 
+    def placement_on(self, part):
+        nodes = self.nodes_on(part)
+        if nodes < 2:
+            raise ValueError(f"{self.benchmark} between nodes needs 2 nodes, has {nodes}")
+        return 2, 1
+
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
         runtime = self.extra("gpu_runtime", "cuda")
-        nodes = self.partition_nodes()
-        self.skip_if(nodes < 2, f"{self.benchmark} between nodes needs 2 nodes, {part} has {nodes}")
+        nodes, ppn = self.placement_on(self.current_partition)
         self.osu_exe = self.osu_binary(self.benchmark)
         self.accel = runtime
         self.executable = self.osu_exe
         # the main launch is the last mode; the others run first into their own files
         self.executable_opts = [*self.size_opts(), "-d", runtime, *self.modes[-1].split()]
-        self.place(2, 1, round_robin=False)
+        self.place(nodes, ppn, round_robin=False)
 
     @run_before("run")
     def other_modes(self):
@@ -205,7 +217,7 @@ class OsuGpuAwareTest(OsuBase):
     def mode_result(self, mode: str):
         if mode == self.modes[-1]:
             return self.result()
-        return parse_osu(self.output_text(f"osu_{mode.replace(' ', '')}.out"))
+        return self.parsed(f"osu_{mode.replace(' ', '')}.out")
 
     def result_problems(self):
         name = os.path.basename(self.osu_exe)

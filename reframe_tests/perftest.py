@@ -27,11 +27,15 @@ class PerftestWriteBwTest(FabricTest):
     shaped_by = ("msg_size", "connection", "perftest_iters")
     requires = ("rdma", "perftest")
 
+    def placement_on(self, part):
+        nodes = self.nodes_on(part)
+        if nodes < 2:
+            raise ValueError(f"ib_write_bw between nodes needs 2 nodes, has {nodes}")
+        return 2, 1  # rank 0 the server, rank 1 the client
+
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
-        nodes = self.partition_nodes()
-        self.skip_if(nodes < 2, f"ib_write_bw between nodes needs 2 nodes, {part} has {nodes}")
+        nodes, ppn = self.placement_on(self.current_partition)
         exe = self.binaries.perftest("ib_write_bw")
         self.sourcesdir = str(REPO_ROOT / "reframe_tests" / "resources")
         iters = self.perftest_iters or (5_000 if self.size_profile == "quick" else 100_000)
@@ -51,7 +55,7 @@ class PerftestWriteBwTest(FabricTest):
             cmd += ["-d", self.extra("rdma_device")]
         if self.extra("gid_index") is not None:
             cmd += ["-x", str(self.extra("gid_index"))]
-        self.place(2, 1, round_robin=False)
+        self.place(nodes, ppn, round_robin=False)
         hosts = self.placed_hosts()  # the pair's hosts where the launcher picks them (hostfile)
         if hosts:
             server = hosts[0]
@@ -63,10 +67,8 @@ class PerftestWriteBwTest(FabricTest):
         self.executable = "./perftest_pair.sh"
         self.executable_opts = ['"$SERVER_HOST"', *cmd]
 
-    def result(self):
-        if not hasattr(self, "_result"):
-            self._result = parse_perftest(self.stdout_text())
-        return self._result
+    def parse(self, text):
+        return parse_perftest(text)
 
     def shaping(self):
         return {"msg_size": self.msg_size, "connection": self.connection,

@@ -5,17 +5,20 @@ starts concurrent `srun` steps, each pinned to its two nodes, both directions of
 in a few rounds (2 screening, extra ones for ambiguous nodes up to `max_rounds`), and ends
 with `suspect: NODE send|receive ...` lines or `suspects: none`.
 
-Sanity: the sweep ran to its verdict (exit status 0 or 1, the verdict printed, `sweep.json`
-whole). Sanity does not judge the verdict, so that the figures are recorded whatever it is.
+Sanity (the base's, fail-closed): the sweep ran to its verdict (its exit status printed and 0
+or 1, the `verdict:` line printed, `sweep.json` whole: figures and verdict). Sanity does not
+judge the verdict, so that the figures are recorded whatever it is.
 Performance: every figure the sweep measured (`figures` of `sweep.json`): the cluster level,
 each node's own figure (`NODE`, the lower of its two directions) and each direction
 (`NODE_send`, `NODE_recv`), each run (`a->b`: a sends), the rounds used and the numbers of
 suspects, failed runs and undecided node-directions; `sweep.json` is kept for
-`fabric-report html`.
+`fabric-report html`. The figures are informational under the base's reference policy: the
+sweep judges them itself, against the cluster's own level (and the calibrated pair rate with
+`expect_from`), so they need no reference entry.
 Verdict: after the figures are recorded, anything but `suspects: none` (a suspect, a run that
 gave no figure, an undecided node) fails the test with the verdict lines as the message,
 unless `-S SweepTest.fail_on_suspect=false`.
-Skipped with a reason on partitions of fewer than two nodes or without Slurm.
+Listed only on Slurm partitions of two or more nodes (`+rdma` ones for `method=rdma`).
 
 `-S SweepTest.launcher=sim` runs the sweep's simulation instead (nodes `sim_nodes`, faults
 in `sweep_options`, e.g. `--sim-slow=node03=0.25`) on any system: a check of this test's own
@@ -26,24 +29,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
 import reframe as rfm
 import reframe.core.runtime as rt
-import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
+from fabric_base import FabricCheck
+from fabric_listing import node_count
 from reframe.core.backends import getlauncher
-from reframe.core.builtins import (
-    parameter,
-    run_after,
-    run_before,
-    sanity_function,
-    variable,
-)
+from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
+from fabrictest.parsers import ParseError
 from fabrictest.sweep.expectation import ExpectationError, from_reference
 
 EXIT_LINE = "fabric-sweep exit status:"
@@ -61,10 +61,8 @@ def _skipping_performance() -> bool:
 
 
 @rfm.simple_test
-class SweepTest(rfm.RunOnlyRegressionTest):
+class SweepTest(FabricCheck):
     descr = "node-pair sweep: isolate slow or unreachable nodes in a few rounds"
-    valid_systems = ["+slurm"]
-    valid_prog_environs = ["+mpi"]
     method = parameter(["mpi", "rdma"])
     scenario = variable(str, value="sweep")
     launcher = variable(str, value="slurm")  # or "sim": the simulation, on any system
@@ -84,38 +82,41 @@ class SweepTest(rfm.RunOnlyRegressionTest):
     #: when it does not apply)
     expect_from = variable(str, value="auto")
     time_limit = "30m"
-    sourcesdir = None
     keep_files = ["sweep.json"]
-    maintainers = ["fabrictest"]
     tags = {"fabric", "sweep"}
+    requires = ("slurm",)
+    result_file = "sweep.json"
+    # The reference policy: the sweep judges its figures itself (against the cluster's own
+    # level, and the calibrated pair rate with expect_from) and its verdict fails the test, so
+    # every figure is informational: recorded, never judged against a reference entry.
+    informational_perf_vars = [r".+"]
 
     @run_after("init")
     def simulation_runs_anywhere(self):
         if self.launcher == "sim":
-            self.valid_systems = ["*"]
             self.valid_prog_environs = ["*"]
-        elif self.method == "rdma":
-            self.valid_systems = ["+slurm +rdma"]  # listed only where an RDMA sweep can run
 
-    def _nodes(self) -> int:
-        extras = self.current_partition.extras
-        nodes = extras.get("nodes") or []
-        return int(extras.get("num_nodes", len(nodes) if nodes else 1))
+    def required_features(self) -> list[str]:
+        return [] if self.launcher == "sim" else super().required_features()
+
+    def why_not_on(self, part):
+        if self.launcher == "sim":
+            return None if self.method == "mpi" else "the simulation does not depend on the method"
+        if part.scheduler.registered_name == "local":
+            return "the sweep runs srun steps inside an allocation: needs a Slurm partition"
+        nodes = node_count(part)  # every node of the partition (-S num_nodes does not apply)
+        return f"has {nodes} node(s): a sweep needs at least 2" if nodes < 2 else None
 
     @run_after("setup")
-    def check_partition(self):
+    def check_launcher(self):
         self.skip_if(self.launcher not in ("slurm", "sim"),
                      f"launcher {self.launcher!r}: use slurm or sim")
-        if self.launcher == "sim":
-            self.skip_if(self.method != "mpi", "the simulation does not depend on the method")
-            return
-        n = self._nodes()
-        self.skip_if(n < 2, f"{self.current_partition.fullname} has {n} node(s): a sweep "
-                            "needs at least 2")
-        self.skip_if(self.method == "rdma" and "rdma" not in self.current_partition.features,
-                     "partition has no RDMA NIC (+rdma)")
-        self.skip_if(self.current_partition.scheduler.registered_name == "local",
-                     "the sweep runs srun steps inside an allocation: needs a Slurm partition")
+
+    def job_epilogue(self):
+        # one fabric-sweep and no MPI launch of ours (its srun steps are its own, each judged
+        # by it): no core-file lines, and its exit status in its own line on stdout, which
+        # launch_problems reads (the job script as before the sweep was on the base)
+        return [], [f'echo "{EXIT_LINE} $?"']
 
     @run_before("run")
     def configure(self):
@@ -131,14 +132,13 @@ class SweepTest(rfm.RunOnlyRegressionTest):
             self.num_tasks = 1
             opts = [self.sim_nodes, "--launcher", "sim", *opts]
         else:
-            self.num_tasks = self._nodes()
+            self.num_tasks = node_count(self.current_partition)
             self.num_tasks_per_node = 1
             opts = ["--launcher", "slurm", *opts]
         if self.seed >= 0:
             opts += ["--seed", str(self.seed)]
         opts += self._expectation()
         self.executable_opts = opts + list(self.sweep_options)
-        self.postrun_cmds = [f'echo "{EXIT_LINE} $?"']
         self.env_vars.setdefault("PYTHONUNBUFFERED", "1")
 
     def _expectation(self) -> list[str]:
@@ -159,50 +159,53 @@ class SweepTest(rfm.RunOnlyRegressionTest):
             return []  # no reference for this method or size: relative to the cluster only
         return ["--expect-from", path, "--expect-system", system]
 
-    def _sweep(self) -> dict:
-        path = os.path.join(self.stagedir, "sweep.json")
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+    # -- sanity, figures, verdict ------------------------------------------------------------
+    def launch_problems(self):
+        """fabric-sweep swept: its exit status printed, and 0 (healthy) or 1 (suspects). Its srun
+        steps' failures are its verdict's business, not a failed launch."""
+        status = re.search(rf"^{EXIT_LINE} (-?\d+)$", self.stdout_text(), re.MULTILINE)
+        if status is None:
+            return ["the job did not finish: no fabric-sweep exit status line (killed? time limit?)"]
+        if int(status[1]) not in (0, 1):
+            return [f"fabric-sweep exited {status[1]}: it could not sweep"]
+        if self.job.exitcode not in (None, 0):
+            return [f"job script exited with status {self.job.exitcode}"]
+        return []
 
-    @sanity_function
-    def validate(self):
-        """The sweep ran to its verdict; the verdict itself is judged after the figures."""
-        status = sn.extractsingle(rf"^{EXIT_LINE} (\d+)$", self.stdout, 1, int)
-        sn.evaluate(sn.assert_in(status, (0, 1),
-                                 msg="fabric-sweep exited {0}: it could not sweep"))
-        sn.evaluate(sn.assert_found(r"^verdict:$", self.stdout,
-                                    msg="fabric-sweep printed no verdict"))
+    def parse(self, text):
         try:
-            data = self._sweep()
-        except (OSError, ValueError) as err:
-            raise SanityError(f"sweep.json unreadable: {err}") from None
-        if not data.get("figures") or not data.get("verdict"):
-            raise SanityError("sweep.json has no figures or no verdict")
-        if _skipping_performance():
-            self._judge_verdict(data)
-        return True
+            return json.loads(text)
+        except ValueError as err:
+            raise ParseError(f"sweep.json unreadable: {err}") from None
 
-    @run_before("performance")
-    def set_perf_variables(self):
-        if self.is_dry_run():
-            # nothing ran, so there is no sweep.json; the figures' names come from the sweep
-            return
-        data = self._sweep()
-        self.perf_variables = {
-            name: sn.make_performance_function(sn.defer(float(value)), unit)
-            for name, (value, unit) in data["figures"].items()
-        }
+    def result_problems(self):
+        """The verdict printed and `sweep.json` whole; the verdict itself is judged after the
+        figures are recorded (in sanity when the performance stage is skipped)."""
+        if not re.search(r"^verdict:$", self.stdout_text(), re.MULTILINE):
+            return ["fabric-sweep printed no verdict"]
+        data = self.result()
+        if not data.get("figures") or not data.get("verdict"):
+            return ["sweep.json has no figures or no verdict"]
+        return self.verdict_problems() if _skipping_performance() else []
+
+    def dynamic_perf_variables(self):
+        return {name: (float(value), unit) for name, (value, unit) in
+                self.result()["figures"].items()}
 
     @run_after("performance")
     def judge_verdict(self):
         if self.is_dry_run():
             return
-        self._judge_verdict(self._sweep())
+        problems = self.verdict_problems()
+        if problems:
+            raise SanityError("; ".join(problems))
 
-    def _judge_verdict(self, data: dict) -> None:
-        if self.fail_on_suspect and not data.get("healthy", False):
-            # ReFrame copies keep_files to the output directory only for passing tests;
-            # fabric-report looks for the sweep there, and a sweep that found something is
-            # the one to look at
-            shutil.copy2(os.path.join(self.stagedir, "sweep.json"), self.outputdir)
-            raise SanityError("; ".join(data["verdict"]))
+    def verdict_problems(self) -> list[str]:
+        data = self.result()
+        if not self.fail_on_suspect or data.get("healthy", False):
+            return []
+        # ReFrame copies keep_files to the output directory only for passing tests;
+        # fabric-report looks for the sweep there, and a sweep that found something is the
+        # one to look at
+        shutil.copy2(os.path.join(self.stagedir, "sweep.json"), self.outputdir)
+        return list(data["verdict"])

@@ -75,22 +75,13 @@ class TxRxTest(FabricTest):
         """--method rdma over the simulated verbs provider (asked with -S TxRxTest.verbs=sim)."""
         return self.method == "rdma" and self.verbs == "sim"
 
+    def placement_on(self, part):
+        layout = txrx_layout(self.scenario, self.span, self.nodes_on(part))  # ValueError: why not
+        return layout.nodes, layout.ppn
+
     @run_after("setup")
     def configure(self):
-        part = self.current_partition.fullname
-        self.skip_if(
-            self.method == "rdma" and not self.simulated and not self.has_feature("rdma"),
-            f"--method rdma needs an RDMA NIC: {part} has no +rdma feature "
-            "(-S TxRxTest.verbs=sim runs it over the simulated verbs provider)",
-        )
-        self.skip_if(
-            self.buffer != "host" and not self.has_feature("gpu"),
-            f"--buffer {self.buffer} needs GPUs: {part} has no +gpu feature",
-        )
-        try:
-            self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
-        except ValueError as err:
-            self.skip(f"{err} ({part})")
+        self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
         nmsg = self.nmsg or (self.sim_nmsg if self.simulated else int(
             self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else 100_000)
         ))
@@ -143,10 +134,8 @@ class TxRxTest(FabricTest):
         self.informational_perf_vars = [*self.informational_perf_vars, r"sim_\w+"]
 
     # -- sanity ---------------------------------------------------------------------------
-    def report(self):
-        if not hasattr(self, "_report"):
-            self._report = parse_txrx(self.stdout_text())
-        return self._report
+    def parse(self, text):
+        return parse_txrx(text)
 
     def shaping(self):
         return {"msg_size": self.msg_size, "num_blks": self.num_blks,
@@ -162,7 +151,7 @@ class TxRxTest(FabricTest):
         return problems
 
     def result_problems(self):
-        rep = self.report()
+        rep = self.result()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
         if rep.simulated != self.simulated:
             problems.append(
@@ -213,7 +202,7 @@ class TxRxTest(FabricTest):
             return names[node] if node < len(names) else f"node{node}"
 
         out = []
-        for s in self.report().streams:
+        for s in self.result().streams:
             t = s.receiver_rank + s.transmitter * nrx  # stream K of receiver r
             out.append(Link(t, s.transmitter_host or host(nrx + t),
                             s.receiver_host or host(s.receiver_rank), s.gbps))
@@ -229,7 +218,7 @@ class TxRxTest(FabricTest):
 
     @performance_function("Gbps")
     def stream_gbps(self):
-        return min(s.gbps for s in self.report().streams)
+        return min(s.gbps for s in self.result().streams)
 
     @performance_function("Gbps")
     def node_gbps(self):
@@ -237,7 +226,7 @@ class TxRxTest(FabricTest):
 
     @performance_function("Gbps")
     def tx_gbps(self):
-        return min(t.gbps for t in self.report().transmitters)
+        return min(t.gbps for t in self.result().transmitters)
 
     def dynamic_perf_variables(self):
         prefix = "sim_" if self.simulated else ""
@@ -248,7 +237,7 @@ class TxRxTest(FabricTest):
         for link in self.links():
             if link.gbps is not None:
                 out[link.stream_var] = (link.gbps, "Gbps")
-        txs = {t.rank: t for t in self.report().transmitters}
+        txs = {t.rank: t for t in self.result().transmitters}
         for link in self.links():
             tx = txs.get(link.t)
             if tx is not None and tx.gbps is not None:
@@ -264,7 +253,7 @@ class TxRxTest(FabricTest):
         if var == "stream_gbps":
             var = min((x for x in links if x.gbps is not None), key=lambda x: x.gbps).stream_var
         elif var == "tx_gbps":
-            slowest = min((t for t in self.report().transmitters if t.gbps is not None),
+            slowest = min((t for t in self.result().transmitters if t.gbps is not None),
                           key=lambda t: t.gbps)
             var = next(x.tx_var for x in links if x.t == slowest.rank)
         elif var == "node_gbps":

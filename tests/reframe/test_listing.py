@@ -1,6 +1,7 @@
-"""`reframe -l` per system: every family is listed where the partition has the features it needs
-(+rdma, +gpu: `valid_systems`), and only there, so `reframe -l --system local` lists what runs
-on local; the suite loads without warnings."""
+"""`reframe -l` per system: a case is listed where the partition has the features it needs
+(+rdma, +gpu) and its static facts allow it (nodes, transports, ranks per node), and only there,
+so `reframe -l --system X` lists what runs on X: `-r` on local runs every listed case and skips
+none; `-vv` says why a case is not listed; the suite loads without warnings."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 
 import pytest
 from _rfm import SETTINGS, SYSTEMS, run_reframe
+from scenario_math import txrx_layout
 
 from fabrictest.binaries import benchmark_features
 
@@ -31,13 +33,38 @@ PARAM_NEEDS = {"%method=rdma": "rdma", "%buffer=cuda": "gpu", "%transport=rdma":
 PARAM_FAMILY_NEEDS = {"%transport=rdma": ("imb",)}
 
 
-def system_features(name: str) -> set[str]:
-    """The features of the system's partitions, from its configuration file."""
+def system_config(name: str) -> dict:
+    """The system's entry of the configuration file."""
     spec = importlib.util.spec_from_file_location("fabrictest_settings_for_listing", SETTINGS)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     (system,) = [s for s in mod.site_configuration["systems"] if s["name"] == name]
-    return {f for part in system["partitions"] for f in part.get("features", [])}
+    return system
+
+
+def system_features(name: str) -> set[str]:
+    """The features of the system's partitions, from its configuration file."""
+    return {f for part in system_config(name)["partitions"] for f in part.get("features", [])}
+
+
+def system_nodes(name: str) -> int:
+    """The nodes of the system's (one) partition, from its configuration file."""
+    (part,) = system_config(name)["partitions"]
+    extras = part.get("extras", {})
+    return int(extras.get("num_nodes", len(extras.get("nodes", [])) or 1))
+
+
+def system_transports(name: str) -> set[str]:
+    """The transports (extras.transports) the system's (one) partition defines."""
+    (part,) = system_config(name)["partitions"]
+    return set(part.get("extras", {}).get("transports", {}))
+
+
+def listed_cases(output: str) -> list[str]:
+    """The display names `reframe -l` prints (a test others depend on under them with '^')."""
+    found = re.findall(r"^\s*[-^] ?(\w+(?: %\S+)*)(?: ~\S+)?(?: '\w+)? /[0-9a-f]{8}$", output,
+                       re.MULTILINE)
+    return sorted(set(found))
 
 FAMILIES = (
     "TxRxTest",
@@ -58,19 +85,38 @@ def test_listing(system, tmp_path):
     run = run_reframe(["--system", system, "-l"], tmp_path, timeout=180)
     assert run.returncode == 0, run.output[-3000:]
     assert "skipping test file" not in run.output, run.output
-    features = system_features(system)
+    features, transports = system_features(system), system_transports(system)
     for family in FAMILIES:
         # a test others depend on is listed under them with '^'
         listed = re.search(rf"[-^] ?{family}\b", run.output) is not None
         needs = FAMILY_NEEDS.get(family, ("mpi",))
-        assert listed == all(f in features for f in needs), (family, features)
+        fits = all(f in features for f in needs)
+        if family == "ImbTest":  # a transport the partition defines (extras.transports)
+            fits = fits and bool(transports)
+        assert listed == fits, (family, features, transports)
     cases = [line for line in run.output.splitlines() if line.lstrip().startswith(("-", "^"))]
     for value, feature in PARAM_NEEDS.items():
         with_value = [c for c in cases if value in c.replace(" ", "")]
         needs = (feature, *PARAM_FAMILY_NEEDS.get(value, ()))
-        assert bool(with_value) == all(f in features for f in needs), (value, features)
+        fits = all(f in features for f in needs)
+        if value.startswith("%transport="):
+            fits = fits and value.split("=")[1] in transports
+        assert bool(with_value) == fits, (value, features, transports, with_value[:3])
+    for transport in ("tcp", "rdma"):
+        imb = [c for c in cases if f"%transport={transport}" in c.replace(" ", "")]
+        needs = ("imb", PARAM_NEEDS.get(f"%transport={transport}", "mpi"))
+        assert bool(imb) == (transport in transports and all(f in features for f in needs)), (
+            transport, transports)
+    # a tx/rx scenario is listed where its layout fits the partition's nodes, and only there
+    nodes, names = system_nodes(system), listed_cases(run.output)
     for scenario in ("same-node", "paired", "many-to-one", "pairs-of-three"):
-        assert f"%scenario={scenario}" in run.output
+        for span in ("one", "many"):
+            case = f"TxRxTest %scenario={scenario} %span={span} %method=mpi %buffer=host"
+            try:
+                fits = bool(txrx_layout(scenario, span, nodes))
+            except ValueError:
+                fits = False
+            assert (case in names) == fits, (system, nodes, case)
 
 
 def test_local_lists_no_gpu_or_rdma_test(tmp_path):
@@ -101,3 +147,107 @@ def test_gpu_listing_on_crusher(tmp_path):
     assert run.returncode == 0, run.output[-3000:]
     assert "OsuGpuAwareTest %benchmark=osu_bw" in run.output
     assert "OsuGpuAwareTest %benchmark=osu_bibw" in run.output
+
+
+def test_not_listed_where_a_static_fact_forbids_it(tmp_path):
+    """What used to be listed and then skipped in setup is not listed, and the reason is logged
+    (-vv); where the facts allow it, the same case is listed."""
+    run = run_reframe(["--system", "local", "-l", "-vv"], tmp_path / "local", timeout=180)
+    assert run.returncode == 0, run.output[-3000:]
+    names = listed_cases(run.output)
+    reasons = {
+        "TxRxTest %scenario=paired %span=one %method=mpi %buffer=host":
+            "not listed on local:default: paired/one needs >= 2 nodes, partition has 1",
+        "OsuMbwMrTest %scope=switch %ranks_per_node=8":
+            "not listed on local:default: osu_mbw_mr on one host: 2 x 8 ranks exceed the 2 it "
+            "allows (extras.max_host_ranks)",
+        "ImbTest %benchmark=PingPong %transport=rdma": "not listed on local:default: has no +rdma",
+    }
+    for case, why in reasons.items():
+        assert case not in names, case
+        assert f"{case}: {why}" in run.output, (case, why)
+    assert "OsuMbwMrTest %scope=switch %ranks_per_node=1" in names
+    assert "ImbTest %benchmark=PingPong %transport=tcp" in names
+    seren = run_reframe(["--system", "seren", "-l", "-vv"], tmp_path / "seren", timeout=180)
+    names = listed_cases(seren.output)
+    assert "TxRxTest %scenario=paired %span=one %method=mpi %buffer=host" in names
+    assert "OsuMbwMrTest %scope=switch %ranks_per_node=8" in names
+    assert "ImbTest %benchmark=PingPong %transport=rdma" in names
+    assert "ImbTest %benchmark=PingPong %transport=tcp" not in names
+    assert ("ImbTest %benchmark=PingPong %transport=tcp: not listed on seren:roce: defines no "
+            "'tcp' transport (extras.transports)") in seren.output
+
+
+def test_num_nodes_is_honoured_by_the_listing(tmp_path):
+    """-S num_nodes=N is set before the filter runs: local with 3 nodes lists the 3-node case."""
+    case = "TxRxTest %scenario=pairs-of-three %span=one %method=mpi %buffer=host"
+    plain = run_reframe(["--system", "local", "-l"], tmp_path / "plain", timeout=180)
+    assert case not in listed_cases(plain.output)
+    # without -vv the reason is in the log file (debug level)
+    log = (tmp_path / "plain" / "reframe.log").read_text()
+    assert f"{case}: not listed on local:default: pairs-of-three/one needs >= 3 nodes" in log
+    three = run_reframe(["--system", "local", "-l", "-S", "num_nodes=3"], tmp_path / "three",
+                        timeout=180)
+    assert three.returncode == 0, three.output[-3000:]
+    assert case in listed_cases(three.output)
+    assert "TxRxTest %scenario=pairs-of-three %span=many %method=mpi %buffer=host" not in (
+        listed_cases(three.output))
+
+
+def test_vcluster_lists_against_its_four_node_default(tmp_path):
+    """No cluster running: the 4 nodes and 4 ranks per node of the default plan."""
+    (tmp_path / "no-vcluster").mkdir()
+    run = run_reframe(["--system", "vcluster", "-l"], tmp_path, timeout=180,
+                      env={"VCLUSTER_STATE_DIR": str(tmp_path / "no-vcluster")})
+    assert run.returncode == 0, run.output[-3000:]
+    names = listed_cases(run.output)
+    assert "TxRxTest %scenario=pairs-of-three %span=one %method=mpi %buffer=host" in names
+    assert "TxRxTest %scenario=pairs-of-three %span=many %method=mpi %buffer=host" not in names
+    assert "OsuMbwMrTest %scope=switch %ranks_per_node=1" in names
+    # 8 ranks per node exceed the default plan's max_ranks_per_node=4
+    assert "OsuMbwMrTest %scope=switch %ranks_per_node=8" not in names
+    assert "SweepTest %method=mpi" in names and "SweepTest %method=rdma" not in names
+
+
+def _benchmark_standins(directory) -> dict[str, str]:
+    """OSU and IMB stand-ins that replay recorded whole outputs of this kind of machine (rank 0
+    prints, every rank exits 0): OSU_HOME/IMB_HOME for a local run that finds every binary."""
+    from recordings import read
+
+    directory.mkdir()
+    outputs = {name: read(f"{name}-7.4-ompi4.1-local.txt") for name in
+               ("osu_latency", "osu_bw", "osu_bibw", "osu_get_bw", "osu_mbw_mr")}
+    outputs |= {f"imb-{b}": read(f"imb-2021.7-{b}-ompi4.1-local.txt") for b in
+                ("pingpong", "uniband", "biband")}
+    for name, text in outputs.items():
+        (directory / f"{name}.out").write_text(text)
+    for name in (*[n for n in outputs if n.startswith("osu_")], "IMB-MPI1"):
+        out = f"{directory}/{name}.out" if name.startswith("osu_") else f"{directory}/imb-$1.out"
+        script = directory / name
+        script.write_text('#!/bin/bash\nif [ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ]; then '
+                          f'cat "{out}"; fi\nexit 0\n')
+        script.chmod(0o755)
+    return {"OSU_HOME": str(directory), "IMB_HOME": str(directory)}
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_local_runs_exactly_what_it_lists(tmp_path):
+    """`reframe -l --system local` lists exactly the cases `-r` runs: none is skipped (the OSU
+    and IMB binaries are given, stand-ins of recorded outputs: a binary missing on this host is
+    the one skip known only at run time)."""
+    import shutil
+
+    if shutil.which("mpirun") is None or shutil.which("mpicc") is None:
+        pytest.skip("mpirun/mpicc not on PATH: run scripts/install.sh and activate .venv")
+    env = _benchmark_standins(tmp_path / "bin")
+    listing = run_reframe(["--system", "local", "-l"], tmp_path / "list", timeout=180, env=env)
+    assert listing.returncode == 0, listing.output[-3000:]
+    hashes = set(re.findall(r" /([0-9a-f]{8})$", listing.output, re.MULTILINE))
+    run = run_reframe(["--system", "local", "-r"], tmp_path / "run", timeout=900, env=env)
+    skipped = [c["display_name"] for c in run.cases() if c["result"] == "skip"]
+    assert skipped == [], (skipped, run.output[-3000:])
+    assert "SKIP" not in run.output, run.output[-3000:]
+    ran = {c["hashcode"] for c in run.cases()}
+    assert ran == hashes, (sorted(ran ^ hashes), listing.output)
+    assert len(ran) == 19, sorted(c["display_name"] for c in run.cases())
