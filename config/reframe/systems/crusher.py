@@ -45,7 +45,6 @@ system = {
                 "num_nodes": 2,
                 "ranks_per_node": 8,
                 "gpu_runtime": "rocm",
-                "cpus_per_task": 8,
             },
         }
     ],

@@ -110,9 +110,8 @@ system = {
                 # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
                 # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
                 # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.
-                "link_rate": PLAN.default_rate if PLAN else None,
                 # IMB: the job environment (JOB_ENV) already keeps Open MPI on TCP over the
-                # bridge; 'tcp' is the only transport (no 'rdma': ImbTest skips it saying so)
+                # bridge; 'tcp' is the only transport (no 'rdma': that ImbTest case is not listed)
                 "transports": {"tcp": {}},
                 # all-to-many: per-iteration times below 10 ms are noise on shared cores
                 "alltomany_noise_floor_s": 0.01,
