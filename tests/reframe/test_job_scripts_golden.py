@@ -73,5 +73,7 @@ def test_dry_run_job_scripts_are_unchanged(system, tmp_path):
     golden = GOLDEN / f"job_scripts-{system}.json"
     if os.environ.get("FABRICTEST_UPDATE_GOLDEN") == "1":
         golden.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert golden.is_file(), (f"no recorded job scripts for {system} ({golden.name}): record "
+                              "them with FABRICTEST_UPDATE_GOLDEN=1 and review them")
     want = json.loads(golden.read_text())
     assert got == want, f"{system}: job scripts differ from {golden.name}:\n{_diff(want, got)}"
