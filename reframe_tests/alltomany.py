@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import reframe as rfm
 import reframe.utility.udeps as udeps
-from fabric_base import FabricTest, iteration_growth
+from fabric_base import FabricTest
 from fabric_listing import node_count, one_host
 from reframe.core.builtins import parameter, performance_function, run_after, variable
+from scenario_math import iteration_growth
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.alltomany import missing, parse_alltomany_all

@@ -31,22 +31,13 @@ import shlex
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from fabric_binaries import REPO_ROOT, FabricBinaries  # noqa: F401 - perftest uses REPO_ROOT
+from fabric_binaries import FabricBinaries
 from fabric_listing import PartitionFilter
 from fabric_placement import Placement
-from fabric_references import ReferenceChecks, miss_words  # noqa: F401 - tests use miss_words
+from fabric_references import ReferenceChecks
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError, SanityError
-from scenario_math import (  # noqa: F401 - the families' arithmetic
-    TxRxLayout,
-    degrades,
-    device_fraction,
-    gpu_aware_ok,
-    iteration_growth,
-    txrx_layout,
-)
 
-from fabrictest.links import perf_name  # noqa: F401 - the families' figure names
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 
 import reframe as rfm
-from fabric_base import FabricTest, device_fraction
+from fabric_base import FabricTest
 from fabric_listing import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
+from scenario_math import device_fraction
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu

@@ -9,7 +9,8 @@ the binary comes from the ``FabricBinaries`` fixture (Spack's, else ``PATH``). P
 from __future__ import annotations
 
 import reframe as rfm
-from fabric_base import REPO_ROOT, FabricTest
+from fabric_base import FabricTest
+from fabric_binaries import REPO_ROOT
 from reframe.core.builtins import performance_function, run_after, variable
 
 from fabrictest.parsers.perftest import missing, parse_perftest

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from fabric_base import FabricTest, txrx_layout
+from fabric_base import FabricTest
 from reframe.core.builtins import parameter, performance_function, run_after, variable
+from scenario_math import txrx_layout
 
 from fabrictest.links import Link, name_links, node_var, place_of
 from fabrictest.parsers.txrx import missing, parse_txrx
