@@ -27,6 +27,12 @@ from scenario_math import txrx_layout
 
 from fabrictest.links import Link, name_links, node_var, place_of
 from fabrictest.parsers.txrx import missing, parse_txrx
+from fabrictest.txrx.options import (
+    DEFAULT_MSG_SIZE,
+    DEFAULT_NMSG,
+    DEFAULT_NUM_BLKS,
+    DEFAULT_NUM_CMSGS,
+)
 
 
 @rfm.simple_test
@@ -36,10 +42,11 @@ class TxRxTest(FabricTest):
     method = parameter(["mpi", "rdma"])
     buffer = parameter(["host", "cuda"])
 
-    msg_size = variable(int, value=65536)
-    num_blks = variable(int, value=10)
-    num_cmsgs = variable(int, value=100)
-    #: messages per stream; 0: 100_000 (the SEREN tx/rx notes), 20_000 in the quick profile
+    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
+    num_blks = variable(int, value=DEFAULT_NUM_BLKS)
+    num_cmsgs = variable(int, value=DEFAULT_NUM_CMSGS)
+    #: messages per stream; 0: txrx's default (100_000, the SEREN tx/rx notes), 20_000 in the
+    #: quick profile
     nmsg = variable(int, value=0)
     #: rdma queue pair type
     transport = variable(str, value="uc")
@@ -84,9 +91,10 @@ class TxRxTest(FabricTest):
     def configure(self):
         self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
         nmsg = self.nmsg or (self.sim_nmsg if self.simulated else int(
-            self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else 100_000)
+            self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else DEFAULT_NMSG)
         ))
         self.expected_nmsg = nmsg
+        self.record_shaping(nmsg=nmsg, transport=self.transport if self.method == "rdma" else None)
         opts = [
             "--nrx",
             self.layout.nrx,
@@ -137,11 +145,6 @@ class TxRxTest(FabricTest):
     # -- sanity ---------------------------------------------------------------------------
     def parse(self, text):
         return parse_txrx(text)
-
-    def shaping(self):
-        return {"msg_size": self.msg_size, "num_blks": self.num_blks,
-                "num_cmsgs": self.num_cmsgs, "nmsg": self.expected_nmsg,
-                "transport": self.transport if self.method == "rdma" else None}
 
     def launch_problems(self):
         """A failed launch, with txrx's own reason (its ERROR lines go to stderr)."""
