@@ -210,9 +210,10 @@ class FabricTest(FabricCheck):
     D     ``@performance_function(unit)``       one per figure, reading ``self.result()``
     O     ``why_not_on(part)``                  a static reason against ``part``; else return
                                                 ``super().why_not_on(part)``
-    O     ``required_features()``, ``needs_gpu()``  when a parameter decides a feature
+    O     ``required_features()``,              when a parameter decides a feature (``method``,
+          ``needs_gpu()``                       device buffers)
     O     ``dynamic_perf_variables()``          figures known only from the output
-    O     ``reference_aliases``                 per-item figures judged by their headline's
+    O     ``reference_aliases``                 per-item figures judged by their headline's ref.
     O     ``informational_perf_vars``           figures that need no reference
     O     ``figure_place(var, failed)``         who and where a failing figure points at
     O     ``launch_problems()``                 add the tool's reason to ``super()``'s
@@ -224,8 +225,10 @@ class FabricTest(FabricCheck):
     C     ``extra(key)``, ``has_feature``,      the current partition's facts
           ``is_slurm``
     C     ``export_to_ranks(vars)``             variables the ranks must see (``mpirun -x``)
-    C     ``placed_hosts()``, ``launch_prefix()``  the launcher's hosts, its command line
-    C     ``result()``, ``parsed(name)``        the parsed output (cached)
+    C     ``placed_hosts()``,                   the launcher's hosts, its command line
+          ``launch_prefix()``
+    C     ``result()``, ``parsed(name)``,       the parsed output (cached), any output file
+          ``output_text(name)``
     ====  ====================================  ==================================================
 
     The base's hooks: after init the listing (``valid_systems``); after setup the reference

@@ -36,7 +36,8 @@ Conventions the tests rely on (see docs/reframe.md):
 * partition ``extras`` (all optional): ``num_nodes`` or ``nodes`` (node names; the hostfile of
   ``mpirun-hostfile``), ``ranks_per_node``, ``max_ranks_per_node``, ``max_host_ranks``,
   ``transports`` ({name: {VAR: value}}), ``rdma_device``, ``gid_index``, ``link_layer``,
-  ``expect_mtu``, ``expect_rate``, ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
+  ``expect_mtu``, ``expect_rate``, ``netdev_mtu`` (the MTU of the RDMA port's netdev that
+  ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
   nodelist}).
 
 Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
