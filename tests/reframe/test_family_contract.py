@@ -1,11 +1,13 @@
 """The family contract is one table, in FabricTest's docstring and in docs/architecture.md
 ("Adding a test family"): both name the same things, and each is something FabricTest has,
-so the table cannot drift from the base a family is written on."""
+so the table cannot drift from the base a family is written on. And what the base derives
+for every family: shaping() from shaped_by."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
 from _rfm import ROOT
 from fabric_base import FabricTest
 
@@ -61,3 +63,25 @@ def test_every_name_of_the_contract_is_the_bases():
 def test_a_name_the_base_lacks_is_caught():
     assert "placement_of" not in dir(FabricTest)
     assert names(["`placement_of(part)`"]) == {"placement_of"}
+
+
+class _Family:
+    """Just what the base's shaping reads: a family's shaped_by and its variables."""
+
+    shaped_by = ("msg_size", "nmsg", "transport")
+    msg_size, nmsg, transport = 65536, 0, "uc"
+    shaping = FabricTest.shaping
+    record_shaping = FabricTest.record_shaping
+
+
+def test_shaping_is_derived_from_shaped_by_once():
+    fam = _Family()
+    assert fam.shaping() == {"msg_size": 65536, "nmsg": 0, "transport": "uc"}
+    fam.record_shaping(nmsg=20_000, transport=None)  # resolved at setup; None: does not apply
+    assert fam.shaping() == {"msg_size": 65536, "nmsg": 20_000, "transport": None}
+    assert _Family().shaping()["nmsg"] == 0  # recorded per case, not on the class
+
+
+def test_a_shaping_value_for_a_variable_shaped_by_does_not_list_is_refused():
+    with pytest.raises(ValueError, match="num_reps not in shaped_by"):
+        _Family().record_shaping(num_reps=3)
