@@ -1,4 +1,4 @@
-"""References for the suite's tests, mixed into :class:`fabric_base.FabricTest`.
+"""References for the suite's tests, mixed into :class:`fabric_base.FabricCheck`.
 
 * ``reference/<system>.yaml`` (:func:`reference_path`), loaded once after setup and validated
   by ``fabrictest.references`` (a bound that can never fail fails the test); before the

@@ -44,7 +44,7 @@ from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fabrictest.parsers import ParseError
-from fabrictest.sweep.expectation import ExpectationError, from_reference
+from fabrictest.sweep.expectation import ExpectationError, from_reference_file
 from fabrictest.txrx.options import DEFAULT_MSG_SIZE, DEFAULT_NUM_BLKS, DEFAULT_NUM_CMSGS
 
 EXIT_LINE = "fabric-sweep exit status:"
@@ -144,16 +144,16 @@ class SweepTest(FabricCheck):
             return []
         if self.expect_from != "auto":
             return ["--expect-from", self.expect_from]  # its system: the file's name
-        system, path = self.current_system.name, self.reference_path()
-        if not os.path.isfile(path):
+        ref_file = self.reference_state.file  # loaded once, by the base, after setup
+        if ref_file is None:
             return []
         try:  # the ring fabric-sweep runs txrx with by default
-            from_reference(path, system, self.method, {
+            from_reference_file(ref_file, self.method, {
                 "msg_size": self.msg_size, "num_blks": DEFAULT_NUM_BLKS,
                 "num_cmsgs": DEFAULT_NUM_CMSGS})
         except ExpectationError:
             return []  # no reference for this method or size: relative to the cluster only
-        return ["--expect-from", path, "--expect-system", system]
+        return ["--expect-from", str(ref_file.path), "--expect-system", ref_file.system]
 
     # -- sanity, figures, verdict ------------------------------------------------------------
     def launch_problems(self):

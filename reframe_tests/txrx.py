@@ -196,9 +196,10 @@ class TxRxTest(FabricTest):
 
     def links(self) -> list[Link]:
         """Every stream as a link: transmitter host -> receiver host, from the `link is` lines
-        (or, without them, the layout's round-robin placement over :meth:`node_names`)."""
-        if hasattr(self, "_links"):
-            return self._links
+        (or, without them, the layout's round-robin placement over :meth:`node_names`); found
+        once per test case."""
+        if getattr(self, "named_links", None) is not None:
+            return self.named_links
         names, nrx = self.node_names(), self.layout.nrx
 
         def host(rank: int) -> str:
@@ -210,8 +211,8 @@ class TxRxTest(FabricTest):
             t = s.receiver_rank + s.transmitter * nrx  # stream K of receiver r
             out.append(Link(t, s.transmitter_host or host(nrx + t),
                             s.receiver_host or host(s.receiver_rank), s.gbps))
-        self._links = name_links(out)
-        return self._links
+        self.named_links = name_links(out)
+        return self.named_links
 
     def node_rates(self) -> dict[str, float]:
         """Receive rate of each receiving host (the sum of its streams)."""
