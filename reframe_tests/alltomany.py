@@ -14,7 +14,7 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest
-from fabric_listing import node_count, one_host
+from fabric_placement import node_count, one_host
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import iteration_growth
 
@@ -53,7 +53,7 @@ class AllToManyTest(FabricTest):
     @run_after("setup")
     def configure(self):
         nodes, ppn, _virtual = runs_on(self.current_partition, self.ppn, self.num_nodes)
-        self.ppn_used, self.nodes_used = ppn, nodes
+        self.record_shaping(ppn=ppn, num_nodes=nodes)
         self.executable = self.binaries.program("alltomany")
         self.executable_opts = [
             "-p",
@@ -68,9 +68,6 @@ class AllToManyTest(FabricTest):
             f"all-to-many: {nodes * ppn} ranks ({nodes} x {ppn}), "
             f"-b {self.unit_size} -n {self.iterations}"
         )
-
-    def shaping(self):
-        return {"unit_size": self.unit_size, "ppn": self.ppn_used, "num_nodes": self.nodes_used}
 
     def parse(self, text):
         blocks = parse_alltomany_all(text)
@@ -150,9 +147,6 @@ class AllToManyScalingTest(FabricTest):
             dep = self.getdep(AllToManyTest.variant_name(i))
             out[dep.iterations] = getattr(dep.result(), field)
         return out
-
-    def shaping(self):
-        return {"noise_floor_s": self.noise_floor_s}
 
     def result_problems(self):
         g_e2e = iteration_growth(self.timings("t_end_to_end"), self.noise_floor_s)

@@ -42,15 +42,12 @@ class BisectionTest(FabricTest):
         )
         self.executable = self.binaries.program("bisection_bw")
         self.executable_opts = [str(ppn), str(reps)]
-        self.measured = {"ppn": ppn, "num_nodes": nodes, "num_reps": reps}
+        self.record_shaping(ppn=ppn, num_nodes=nodes, num_reps=reps)
         self.place(nodes, ppn, round_robin=False)
         self.descr = f"bisection: {nodes * ppn} ranks ({nodes} x {ppn}), {reps} reps"
 
     def parse(self, text):
         return parse_bisection(text)
-
-    def shaping(self):
-        return dict(self.measured)
 
     def result_problems(self):
         return missing(self.result(), ranks=self.num_tasks)

@@ -2,9 +2,11 @@
 
 :class:`FabricCheck` is what every test of the suite shares, the node-pair sweep included:
 
-* listing (:class:`fabric_listing.PartitionFilter`): a case is instantiated only on the
-  partitions that have the features it needs (``requires``) and whose static facts allow it
-  (``why_not_on(partition)``), so ``reframe -l --system X`` lists exactly what runs on X;
+* listing and placement (:class:`fabric_placement.Placement`): a case is instantiated only on
+  the partitions that have the features it needs (``requires``) and whose static facts allow
+  it (``placement_on(partition)``, ``why_not_on(partition)``), so ``reframe -l --system X``
+  lists exactly what runs on X; ``place()`` gives the partition's launcher task counts and the
+  placement intent;
 * one parsed result per test case: the family names its parser (:meth:`FabricCheck.parse`),
   :meth:`FabricCheck.result` parses the output once and caches it; sanity and the performance
   functions read it when ReFrame evaluates them, never in a hook;
@@ -12,15 +14,16 @@
   MPI_Abort; MPI_ERR_*), the launch's exit status (printed by the job script) and then the
   family's :meth:`FabricCheck.result_problems` (its output whole: every size, stream, timing
   and closing line), as one deferred ``sn.all``; no core files left in the stage directory;
-* references (:class:`fabric_references.ReferenceChecks`, which also words a performance
-  failure with its place and the size of the drop) and placement
-  (:class:`fabric_placement.Placement`).
+* references (:class:`fabric_references.ReferenceChecks`): the file loaded once, the figures
+  judged only against references measured with this run's ``shaping()``, a performance
+  failure worded with its place and the size of the drop.
 
 :class:`FabricTest` adds the binaries: the :class:`fabric_binaries.FabricBinaries` fixture (one
 per system/partition/environment: the system's Spack environment on ``+spack`` partitions, else
 ``src/c`` built with ``make``; OSU, IMB and perftest from it too: ``self.binaries.osu(name)``),
-activated in the job on ``+spack`` partitions. Every family but
-the sweep (which starts one ``fabric-sweep`` and needs none of them) is a ``FabricTest``.
+activated in the job on ``+spack`` partitions. Every family but the sweep (which starts one
+``fabric-sweep`` and needs none of them) is a ``FabricTest``. What a family writes is the table
+in :class:`FabricTest`'s docstring (docs/architecture.md shows the same table).
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
-from fabric_listing import PartitionFilter
 from fabric_placement import Placement
 from fabric_references import ReferenceChecks
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
@@ -40,17 +42,6 @@ from reframe.core.exceptions import PerformanceError, SanityError
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
-
-SCENARIOS = (
-    "same-node",
-    "paired",
-    "many-to-one",
-    "pairs-of-three",
-    "all-to-many",
-    "bisection",
-    "gpu-aware",
-)
-
 
 
 @sn.deferrable
@@ -67,7 +58,7 @@ def assert_no_problems(source) -> bool:
 
 
 class FabricCheck(
-    rfm.RunOnlyRegressionTest, PartitionFilter, ReferenceChecks, Placement, special=True
+    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, special=True
 ):
     """What every test shares; a family adds parameters, the command line (after setup),
     :meth:`parse`, :meth:`result_problems` and its performance functions.
@@ -83,7 +74,7 @@ class FabricCheck(
     #: the output file :meth:`result` parses; None: the job's stdout
     result_file: str | None = None
 
-    valid_systems = ["*"]  # narrowed after init to the partitions that fit (PartitionFilter)
+    valid_systems = ["*"]  # narrowed after init to the partitions that fit (Placement)
     valid_prog_environs = ["+mpi"]
     sourcesdir = None
     time_limit = "20m"
@@ -128,7 +119,7 @@ class FabricCheck(
         try:
             super().check_performance()
         except PerformanceError as err:
-            raise PerformanceError(self._placed_failures(str(err))) from None
+            raise PerformanceError(self.placed_failures(str(err))) from None
 
     # -- sanity: fail closed ---------------------------------------------------------------
     @run_before("run")
@@ -196,7 +187,55 @@ class FabricCheck(
 class FabricTest(FabricCheck):
     """A check that runs programs: ours (``self.binaries.program(name)``) or a benchmark
     (``self.binaries.osu(name)``, ``.imb()``, ``.perftest(name)``), with the system's Spack
-    environment active on ``+spack`` partitions."""
+    environment active on ``+spack`` partitions.
+
+    The family contract: what a family defines (D), may override or set (O), and calls (C);
+    everything else (the hooks below the table) the base runs, and a family leaves alone.
+    ``part`` is any partition of the system (the listing runs after init, before one is
+    current): read ``part.extras``, never ``self.current_partition``.
+
+    ====  ====================================  ==================================================
+    D     parameters, variables, ``tags``       the cases (``-S`` sets a variable)
+    D     ``shaped_by``                         the variables that change what the figures
+                                                measure; ``shaping()`` reads them (base)
+    D     ``requires``                          partition features every case needs (``osu``)
+    D     ``placement_on(part)``                ``(nodes, ranks per node)``; ValueError("needs 2
+                                                nodes, has 1") where ``part`` cannot hold it;
+                                                None: places nothing itself
+    D     a ``@run_after("setup")`` hook        binary (``self.binaries``), ``executable``,
+                                                ``executable_opts``, ``self.place(...)``,
+                                                ``self.record_shaping(...)``
+    D     ``parse(text)``                       the pure parser: ``return parse_<tool>(text)``
+    D     ``result_problems()``                 ``missing(self.result(), ...)`` + own checks
+    D     ``@performance_function(unit)``       one per figure, reading ``self.result()``
+    O     ``why_not_on(part)``                  a static reason against ``part``; else return
+                                                ``super().why_not_on(part)``
+    O     ``required_features()``,              when a parameter decides a feature (``method``,
+          ``needs_gpu()``                       device buffers)
+    O     ``dynamic_perf_variables()``          figures known only from the output
+    O     ``reference_aliases``                 per-item figures judged by their headline's ref.
+    O     ``informational_perf_vars``           figures that need no reference
+    O     ``figure_place(var, failed)``         who and where a failing figure points at
+    O     ``launch_problems()``                 add the tool's reason to ``super()``'s
+    O     ``result_file``                       the output :meth:`result` parses (not stdout)
+    C     ``place(nodes, ppn, round_robin)``    task counts and intent for the launcher
+    C     ``record_shaping(name=value)``        a shaping value resolved at setup (0 -> the
+                                                profile's count; None: does not apply)
+    C     ``nodes_on``/``pair_nodes_on(part)``  nodes for the case (``-S num_nodes``, extras)
+    C     ``extra(key)``, ``has_feature``,      the current partition's facts
+          ``is_slurm``
+    C     ``export_to_ranks(vars)``             variables the ranks must see (``mpirun -x``)
+    C     ``placed_hosts()``,                   the launcher's hosts, its command line
+          ``launch_prefix()``
+    C     ``result()``, ``parsed(name)``,       the parsed output (cached), any output file
+          ``output_text(name)``
+    ====  ====================================  ==================================================
+
+    The base's hooks: after init the listing (``valid_systems``); after setup the reference
+    file loaded and the Spack environment activated; before run the launcher's prelude and the
+    exit-status line; sanity :meth:`assert_whole`; before performance the reference handed to
+    ReFrame; after performance the missing-reference policy.
+    """
 
     binaries = fixture(FabricBinaries, scope="environment")
 

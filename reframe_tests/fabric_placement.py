@@ -1,17 +1,44 @@
-"""Placement of a test's ranks, mixed into :class:`fabric_base.FabricTest`: task counts and the
-placement intent, nothing per scheduler.
+"""Where a case runs and how its ranks are placed, mixed into :class:`fabric_base.FabricCheck`.
 
-A test calls :meth:`Placement.place` (``nodes`` x ``ppn`` ranks, round-robin over the nodes or
-block); the partition's launcher (``config/reframe/launchers.py``, named by the partition's
-``"launcher"``) turns that into its command line. The launchers' protocol, documented there:
-``round_robin``, ``partition``, ``env_vars``, ``prelude(job)``, ``hosts(job)`` and the class
-attribute ``one_host``. Another launcher (ReFrame's own) gets the task counts only.
+Listing: a case is instantiated only on the current system's partitions that can run it, so
+that ``reframe -l --system X`` lists exactly what runs on X and ``-r`` skips nothing for a static
+reason. A partition fits a case when it has every feature the case needs (``requires``,
+extended by :meth:`Placement.required_features`: ``method="rdma"`` needs ``rdma``, device
+buffers ``gpu``) and the family's :meth:`Placement.why_not_on` finds nothing against it (too
+few nodes for :meth:`Placement.placement_on`, a transport it does not define, more ranks per
+node than ``max_ranks_per_node``). The check runs after init, when parameters and ``-S``
+variables are set, and becomes the case's ``valid_systems``; each partition left out is logged
+at debug level with its reason (``reframe -l -vv``, or the log file). What is known only at
+run time (a binary missing on this host) still skips with its reason.
+
+Placement: a test calls :meth:`Placement.place` (``nodes`` x ``ppn`` ranks, round-robin over
+the nodes or block): task counts and the placement intent, nothing per scheduler. The
+partition's launcher (``config/reframe/launchers.py``, named by the partition's ``"launcher"``)
+turns that into its command line. The launchers' protocol, documented there: ``round_robin``,
+``partition``, ``env_vars``, ``prelude(job)``, ``hosts(job)`` and the class attribute
+``one_host`` (read here by :func:`one_host`). Another launcher (ReFrame's own) gets the task
+counts only.
 """
 
 from __future__ import annotations
 
 import reframe as rfm
-from reframe.core.builtins import run_before
+import reframe.core.runtime as rt
+from reframe.core.builtins import run_after, run_before
+from reframe.core.logging import getlogger
+
+
+def node_count(part) -> int:
+    """The nodes partition ``part`` has: its ``num_nodes``, else the length of its ``nodes``,
+    else 1."""
+    nodes = part.extras.get("nodes")
+    return int(part.extras.get("num_nodes", len(nodes) if nodes else 1))
+
+
+def one_host(part) -> bool:
+    """Every rank starts on this host on partition ``part`` (its launcher says so,
+    ``config/reframe/launchers.py``): groups of ranks may stand for nodes there."""
+    return bool(getattr(part.launcher_type, "one_host", False))
 
 
 def speaks_protocol(launcher) -> bool:
@@ -20,39 +47,78 @@ def speaks_protocol(launcher) -> bool:
 
 
 class Placement(rfm.RegressionTestPlugin):
-    """Task counts and placement intent, handed to the partition's launcher."""
+    """``requires``, ``why_not_on()``, ``placement_on()`` and the partition facts they read;
+    task counts and placement intent, handed to the partition's launcher."""
 
-    @property
-    def one_host(self) -> bool:
-        """Every rank starts on this host (the partition's launcher says so): on such a
-        partition two groups of ranks may stand for two nodes."""
-        return bool(getattr(self.current_partition.launcher_type, "one_host", False))
+    #: partition features every case of the family needs (``"rdma"``, ``"gpu"``)
+    requires: tuple[str, ...] = ()
 
-    def _brief_launcher(self) -> None:
-        """Give the launcher what ReFrame gives it only at run time (the task counts) and the
-        partition it runs on, so its command line and prelude can be read before that."""
-        self.job.num_tasks = self.num_tasks
-        self.job.num_tasks_per_node = self.num_tasks_per_node
-        if speaks_protocol(self.job.launcher):
-            self.job.launcher.partition = self.current_partition
+    # -- listing: where a case runs (after init, before a partition is current) ------------
+    @run_after("init")
+    def _list_only_where_it_runs(self):
+        needed = self.required_features()
+        fits = []
+        for part in rt.runtime().system.partitions:
+            lacks = [f"+{name}" for name in needed if name not in part.features]
+            why = f"has no {' '.join(lacks)}" if lacks else self.why_not_on(part)
+            if why:
+                getlogger().debug(f"{self.display_name}: not listed on {part.fullname}: {why}")
+            else:
+                fits.append(part.fullname)
+        self.valid_systems = fits
 
-    def launch_prefix(self) -> str:
-        """The launcher command line of this job (for extra launches in prerun_cmds)."""
-        self._brief_launcher()
-        return " ".join(self.job.launcher.run_command(self.job).split())
+    def required_features(self) -> list[str]:
+        """The partition features this case needs, in a fixed order (see :attr:`requires`)."""
+        needed = list(self.requires)
+        if getattr(self, "method", None) == "rdma":
+            needed.append("rdma")
+        if self.needs_gpu():
+            needed.append("gpu")
+        return list(dict.fromkeys(needed))
 
-    def placed_hosts(self) -> list[str]:
-        """The host of each node, in the order the ranks are placed on them, where the
-        launcher chooses the hosts (a hostfile); [] where the scheduler does."""
-        self._brief_launcher()
-        hosts = getattr(self.job.launcher, "hosts", None)
-        return list(hosts(self.job)) if callable(hosts) else []
+    def needs_gpu(self) -> bool:
+        """Subclasses running with device buffers return True (needs ``+gpu``; adds the
+        partition's GPU binding options, e.g. --gpus-per-task=1 --gpu-bind=closest)."""
+        return False
 
-    # -- placement ------------------------------------------------------------------------
+    def placement_on(self, part) -> tuple[int, int] | None:
+        """``(nodes, ranks per node)`` this case places on partition ``part`` (None: it places
+        nothing itself); raise ValueError with the reason where ``part`` cannot hold it."""
+        return None
+
+    def why_not_on(self, part) -> str | None:
+        """Why this case cannot run on partition ``part``, from its static facts; None when it
+        can. The default: :meth:`placement_on` fails, or asks more ranks per node than
+        ``extras.max_ranks_per_node``. Families add their own reasons and call this one."""
+        try:
+            placed = self.placement_on(part)
+        except ValueError as err:
+            return str(err)
+        limit = part.extras.get("max_ranks_per_node")
+        if placed and limit is not None and placed[1] > int(limit):
+            return f"{placed[1]} ranks per node exceed max_ranks_per_node={limit}"
+        return None
+
+    # -- partition facts (of any partition: the listing runs before one is current) --------
+    def nodes_on(self, part) -> int:
+        """Nodes this case may use on ``part``: ``-S num_nodes=N``, else the partition's
+        ``num_nodes`` (or the length of its ``nodes``, or 1)."""
+        return self.num_nodes or node_count(part)
+
+    def pair_nodes_on(self, part) -> int:
+        """Nodes for a two-rank case: 2, or 1 on a one-host partition (both ranks here)."""
+        nodes = self.nodes_on(part)
+        if nodes >= 2:
+            return 2
+        if not one_host(part):
+            raise ValueError(f"needs 2 nodes, has {nodes}")
+        return 1
+
+    # -- placement: task counts and intent, for the launcher (after setup) -----------------
     def place(self, nodes: int, ppn: int, round_robin: bool = True) -> None:
         """Run ``nodes * ppn`` ranks, ``ppn`` per node, numbered round-robin over the nodes
         (``--rank-by node``) unless ``round_robin`` is false (block: fill a node first). On a
-        :attr:`one_host` partition all of them run on this host."""
+        :func:`one_host` partition all of them run on this host."""
         self.num_tasks = nodes * ppn
         self.num_tasks_per_node = ppn
         if speaks_protocol(self.job.launcher):
@@ -62,11 +128,31 @@ class Placement(rfm.RegressionTestPlugin):
             # --gpu-bind=closest); ReFrame ignores it on a partition without one
             self.extra_resources = {**self.extra_resources, "gpu": {"gpus_per_task": 1}}
 
+    def brief_launcher(self) -> None:
+        """Give the launcher what ReFrame gives it only at run time (the task counts) and the
+        partition it runs on, so its command line and prelude can be read before that."""
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
+        if speaks_protocol(self.job.launcher):
+            self.job.launcher.partition = self.current_partition
+
+    def launch_prefix(self) -> str:
+        """The launcher command line of this job (for extra launches in prerun_cmds)."""
+        self.brief_launcher()
+        return " ".join(self.job.launcher.run_command(self.job).split())
+
+    def placed_hosts(self) -> list[str]:
+        """The host of each node, in the order the ranks are placed on them, where the
+        launcher chooses the hosts (a hostfile); [] where the scheduler does."""
+        self.brief_launcher()
+        hosts = getattr(self.job.launcher, "hosts", None)
+        return list(hosts(self.job)) if callable(hosts) else []
+
     @run_before("run")
     def _launcher_prelude(self):
         """The commands the launcher needs run before the launch (the hostfile)."""
         if speaks_protocol(self.job.launcher):
-            self._brief_launcher()
+            self.brief_launcher()
             self.prerun_cmds = [*self.prerun_cmds, *self.job.launcher.prelude(self.job)]
 
     def export_to_ranks(self, variables: dict) -> None:

@@ -1,7 +1,10 @@
-"""References for the suite's tests, mixed into :class:`fabric_base.FabricTest`.
+"""References for the suite's tests, mixed into :class:`fabric_base.FabricCheck`.
 
-* ``reference/<system>.yaml`` (``$ref``, resolved after setup so that ``$system`` is known),
-  validated by ``fabrictest.references`` (a bound that can never fail fails the test);
+* ``reference/<system>.yaml`` (:func:`reference_path`), loaded once after setup and validated
+  by ``fabrictest.references`` (a bound that can never fail fails the test); before the
+  performance stage ReFrame is handed, as ``reference``, the ``$index`` reference of exactly
+  the figures this run is judged on (``fabrictest.references.for_reframe``): ReFrame reads no
+  file, and its reference data is never edited after it has it;
 * every reported performance variable needs a reference whose unit is its own and that was
   measured with this run's shaping variables (``shaped_by``): otherwise the test fails with
   "no reference ..." (or, with ``-S missing_reference=warn``, warns) instead of passing on any
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import reframe as rfm
@@ -32,6 +36,14 @@ from fabrictest import references as refs
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
 
+def reference_path(system: str, file: str = "") -> str:
+    """The reference file of ``system``: ``file`` (default ``<system>.yaml``) under ReFrame's
+    ``reference_prefix`` (``RFM_REFERENCE_PREFIX``), else under the repository's
+    ``reference/``."""
+    prefix = rt.runtime().get_option("general/0/reference_prefix") or str(REFERENCE_DIR)
+    return os.path.join(prefix, file or f"{system}.yaml")
+
+
 def miss_words(value: float, ref: float, lower, upper) -> str:
     """``is 15 % below its reference 0.19 (lower bound -5 %)`` (or above and the upper bound)."""
     above = upper is not None and value > ref * (1 + upper) if ref >= 0 else False
@@ -43,6 +55,19 @@ def miss_words(value: float, ref: float, lower, upper) -> str:
     change = abs(value - ref) / abs(ref) * 100
     return f"is {change:.3g} % {side} its reference {ref:.4g} ({bound})"
 
+
+
+@dataclass
+class ReferenceState:
+    """What the references plugin learnt about one test case (kept in one attribute of ours,
+    apart from ReFrame's own state): the loaded file, why there is no reference, and, before
+    the performance stage, the figures with no usable reference and unit mismatches."""
+
+    file: refs.ReferenceFile | None = None
+    problem: str | None = None
+    unit_errors: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    unreferenced: list[str] = field(default_factory=list)
 
 
 class ReferenceChecks(rfm.RegressionTestPlugin):
@@ -61,57 +86,68 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
     #: `fabric-report calibrate` writes it as the reference's `measured_with`); not an input
     measured_with = variable(dict, value={})
 
-    #: the variables that change what the figures measure (see fabrictest.references); each
-    #: family lists them and returns their effective values from :meth:`shaping`
+    #: the variables that change what the figures measure (see fabrictest.references): each a
+    #: variable of the family; :meth:`shaping` gives their effective values in a run
     shaped_by: tuple[str, ...] = ()
 
-
     def reference_path(self) -> str:
-        prefix = rt.runtime().get_option("general/0/reference_prefix") or str(REFERENCE_DIR)
-        name = self.reference_file or f"{self.current_system.name}.yaml"
-        return os.path.join(prefix, name)
+        return reference_path(self.current_system.name, self.reference_file)
 
     @run_after("setup")
-    def _set_reference(self):
-        self._reference_problem, self._ref_file = None, None
+    def _load_reference(self):
+        """The reference file, loaded and validated once (a bad file fails the test); ReFrame
+        is handed what this run is judged against before the performance stage."""
+        self.reference_state = state = ReferenceState()
         path = self.reference_path()
         if not os.path.isfile(path):
-            self._reference_problem = f"no reference file {path}"
+            state.problem = f"no reference file {path}"
             return
         try:  # the loader's checks: a bad file (a bound that can never fail...) fails the test
-            self._ref_file = refs.load(path, False, system=self.current_system.name)
+            state.file = refs.load(path, False, system=self.current_system.name)
         except refs.ReferenceError as err:
             raise ReferenceParseError(f"{err} ({path})") from None
-        self.reference = {"$ref": path}
-        if type(self).__name__ not in self._ref_file.classes:
-            self._reference_problem = f"{type(self).__name__} has no entry in {path}"
+        if type(self).__name__ not in state.file.classes:
+            state.problem = f"{type(self).__name__} has no entry in {path}"
 
-    def _reference_leaf(self) -> tuple[dict, tuple, dict]:
-        """ReFrame's (mutable) reference leaf for this test, its key path in the file and the
-        parsed references; empty when there is none."""
-        if self._reference_problem or not self.reference.index:
-            return {}, (), {}
-        name = type(self).__name__
-        params = {k: getattr(self, k, "?") for k in self.reference.index if not k[0] == "$"}
+    def reference_entry(self) -> tuple[tuple[str, ...], dict]:
+        """This test's entry in the reference file: its key path and its references (found the
+        way ReFrame's ``$index`` lookup finds them); empty when there is none."""
+        state = self.reference_state
+        if state.file is None or state.problem:
+            return (), {}
+        name, system = type(self).__name__, self.current_system.name
+        index = state.file.classes[name].index
+        params = {k: getattr(self, k, "?") for k in index if not k.startswith("$")}
         try:
-            leaf = self.reference[self]
-            keys, parsed = refs.resolve(self._ref_file, name, self.current_system.name, params)
+            return refs.resolve(state.file, name, system, params)
         except KeyError as err:
-            where = [f"$system={self.current_system.name}"]
-            where += [f"{k}={v}" for k, v in params.items()]
-            self._reference_problem = (
+            where = [f"$system={system}"] + [f"{k}={v}" for k, v in params.items()]
+            state.problem = (
                 f"{name} has no reference for {', '.join(where)} "
                 f"in {self.reference_path()} (missing key {err})"
             )
-            return {}, (), {}
-        return (leaf if isinstance(leaf, dict) else {}), keys, parsed
+            return (), {}
 
+    # -- what shaped the figures ----------------------------------------------------------
     def shaping(self) -> dict:
-        """The effective value of each ``shaped_by`` variable in this run (None: does not apply
-        to it), e.g. ``{'msg_size': 65536, 'nmsg': 20000}``."""
-        return {}
+        """The effective value of each ``shaped_by`` variable in this run, e.g.
+        ``{'nmsg': 20000, 'transport': None}``: what :meth:`record_shaping` recorded for it,
+        else the variable's own value (None: does not apply to this run)."""
+        used = getattr(self, "shaping_used", None) or {}
+        return {name: used[name] if name in used else getattr(self, name)
+                for name in self.shaped_by}
 
-    def _informational(self, var: str) -> bool:
+    def record_shaping(self, **values) -> None:
+        """Record the value a ``shaped_by`` variable took in this run where it is not the
+        variable's own (``nmsg=0`` resolved to the size profile's count; ``None``: does not
+        apply to this run). Refuses a name ``shaped_by`` does not list."""
+        unknown = sorted(set(values) - set(self.shaped_by))
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: {', '.join(unknown)} not in shaped_by")
+        self.shaping_used = {**(getattr(self, "shaping_used", None) or {}), **values}
+
+    def informational(self, var: str) -> bool:
+        """Figure ``var`` needs no reference (``informational_perf_vars``)."""
         return any(re.fullmatch(p, var) for p in self.informational_perf_vars)
 
     def dynamic_perf_variables(self) -> dict:
@@ -120,7 +156,10 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
         return {}
 
     @run_before("performance")
-    def _apply_reference_aliases(self):
+    def _hand_reference(self):
+        """Decide which figure is judged against which reference, and hand ReFrame exactly
+        that (:func:`fabrictest.references.for_reframe`): a figure measured with other shaping
+        values, or with no entry, is not judged by ReFrame and is reported after it."""
         try:
             extra = self.dynamic_perf_variables()
         except Exception as err:  # no or unreadable output: sanity has said why
@@ -128,51 +167,46 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             extra = {}
         for name, (value, unit) in extra.items():
             self.perf_variables[name] = sn.make_performance_function(sn.defer(value), unit)
-        leaf, keys, parsed = self._reference_leaf()
+        state = self.reference_state
+        keys, found = self.reference_entry()
         shaping = self.shaping()
-        if set(shaping) != set(self.shaped_by):
-            raise PerformanceError(f"{type(self).__name__}.shaping() gives {sorted(shaping)}, "
-                                   f"shaped_by lists {sorted(self.shaped_by)}")
         self.measured_with = dict(shaping)  # None: does not apply to this run (still listed)
         name, system = type(self).__name__, self.current_system.name
         units = {v: getattr(f, "unit", None) for v, f in self.perf_variables.items()}
-        self._unit_errors, self._refused = [], {}
-        if leaf:
-            self._unit_errors = refs.unit_mismatches(self._ref_file, name, keys, parsed, units)
+        if found:
+            state.unit_errors = refs.unit_mismatches(state.file, name, keys, found, units)
             # a figure measured with other shaping values is not judged against them
-            self._refused = refs.refusals(self._ref_file, name, system, keys, leaf, shaping)
-        for var in self._refused:
-            del leaf[var]
-        for var in list(self.perf_variables):
-            if var in leaf:
-                continue
-            for pattern, headline in self.reference_aliases.items():
-                if re.fullmatch(pattern, var) and headline in leaf:
-                    leaf[var] = leaf[headline]
-                    break
-                if re.fullmatch(pattern, var) and headline in self._refused:
-                    self._refused[var] = self._refused[headline]
-                    break
-        self._unreferenced = [
-            v for v in self.perf_variables if v not in leaf and not self._informational(v)
+            state.refused = refs.refusals(state.file, name, system, keys, found, shaping)
+        judged = {}  # figure -> the figure of the file whose bounds it takes
+        for var in self.perf_variables:
+            source = var if var in found else self.headline_of(var)
+            if source in state.refused:
+                state.refused.setdefault(var, state.refused[source])
+            elif source in found:
+                judged[var] = source
+        state.unreferenced = [
+            v for v in self.perf_variables if v not in judged and not self.informational(v)
         ]
+        self.reference = refs.for_reframe(state.file, name, keys, judged) if judged else {}
 
     @run_after("performance")
     def _report_missing_reference(self):
         if self.is_dry_run():
             return
-        if self._unit_errors:  # a wrong file, not a missing figure: never only a warning
-            raise PerformanceError("; ".join(self._unit_errors))
-        if not self._unreferenced:
+        state = self.reference_state
+        if state.unit_errors:  # a wrong file, not a missing figure: never only a warning
+            raise PerformanceError("; ".join(state.unit_errors))
+        if not state.unreferenced:
             return
-        reason = self._reference_problem or (
+        reason = state.problem or (
             f"{type(self).__name__} on {self.current_system.name} lacks "
-            f"{', '.join(self._unreferenced)} in {self.reference_path()}"
+            f"{', '.join(state.unreferenced)} in {self.reference_path()}"
         )
-        plain = [v for v in self._unreferenced if v not in self._refused]
+        refused, unreferenced = state.refused, state.unreferenced
+        plain = [v for v in unreferenced if v not in refused]
         parts = [f"no reference for {', '.join(plain)}: {reason}"] if plain else []
-        for why in dict.fromkeys(self._refused[v] for v in self._unreferenced if v in self._refused):
-            figures = [v for v in self._unreferenced if self._refused.get(v) == why]
+        for why in dict.fromkeys(refused[v] for v in unreferenced if v in refused):
+            figures = [v for v in unreferenced if refused.get(v) == why]
             parts.append(f"{why} (figures {', '.join(figures)})")
         msg = "; ".join(parts)
         if self.missing_reference == "warn":
@@ -194,8 +228,10 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
                 return headline
         return var
 
-    def _placed_failures(self, reframe_message: str) -> str:
-        failed = {key.rsplit(":", 1)[-1]: v for key, v in self._perfvalues.items()
+    def placed_failures(self, reframe_message: str) -> str:
+        """ReFrame's performance failure reworded: each failing figure with its place and the
+        size of its drop (read from ReFrame's public ``perfvalues``)."""
+        failed = {key.rsplit(":", 1)[-1]: v for key, v in self.perfvalues.items()
                   if v[-1] == "fail"}
         lines, figures = [], []
         for var, (value, ref, lower, upper, unit, _result) in failed.items():

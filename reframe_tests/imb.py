@@ -56,14 +56,11 @@ class ImbTest(FabricTest):
         msglog = self.msglog or (16 if self.size_profile == "quick" else full)
         self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
         reps = self.max_repetitions or int(self.extra("imb_iter", 0))
-        self.sizes_used = (msglog, reps)
+        self.record_shaping(msglog=msglog, max_repetitions=reps)
         if reps:
             self.executable_opts += ["-iter", str(reps)]
         self.place(nodes, ppn, round_robin=True)
         self.export_to_ranks(dict(transports[self.transport]))
-
-    def shaping(self):
-        return {"msglog": self.sizes_used[0], "max_repetitions": self.sizes_used[1]}
 
     def parse(self, text):
         return parse_imb(text)
@@ -73,7 +70,7 @@ class ImbTest(FabricTest):
         return self.result().benchmark(self.benchmark)
 
     def result_problems(self):
-        problems = missing(self.result(), self.benchmark, 1 << self.sizes_used[0])
+        problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"])
         if not problems and self.measured().nprocs != 2:
             problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, expected 2")
         return problems

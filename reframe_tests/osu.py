@@ -19,12 +19,15 @@ import os
 
 import reframe as rfm
 from fabric_base import FabricTest
-from fabric_listing import one_host
+from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu
+
+#: the largest size of the quick profile (-m 1:64K)
+QUICK_MAX_SIZE = 64 * 1024
 
 
 class OsuBase(FabricTest):
@@ -42,19 +45,21 @@ class OsuBase(FabricTest):
 
     def top_size(self) -> int:
         """The largest size requested (-m 1:TOP), else OSU's default (4 MiB)."""
-        return self.max_size or (65536 if self.size_profile == "quick" else DEFAULT_MAX_SIZE)
+        return self.max_size or (QUICK_MAX_SIZE if self.size_profile == "quick"
+                                 else DEFAULT_MAX_SIZE)
 
     def size_opts(self) -> list[str]:
         opts = []
-        top = self.max_size or (65536 if self.size_profile == "quick" else 0)
+        top = self.max_size or (QUICK_MAX_SIZE if self.size_profile == "quick" else 0)
         if top:
             opts += ["-m", f"1:{top}" if top > 1 else str(top)]
         if self.osu_iterations:
             opts += ["-i", str(self.osu_iterations)]
         return opts
 
-    def shaping(self):
-        return {"max_size": self.top_size(), "osu_iterations": self.osu_iterations}
+    @run_after("setup")
+    def record_top_size(self):
+        self.record_shaping(max_size=self.top_size())
 
     def parse(self, text):
         return parse_osu(text)
@@ -151,11 +156,9 @@ class OsuMbwMrTest(OsuBase):
         if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2
+        self.record_shaping(mbw_nodes=nodes)
         # block placement: the first half of the ranks (nodes) pairs with the second half
         self.place(nodes, self.ranks_per_node, round_robin=False)
-
-    def shaping(self):
-        return {**super().shaping(), "mbw_nodes": self.node_pairs * 2}
 
     def result_problems(self):
         res = self.result()

@@ -14,13 +14,15 @@ from fabric_binaries import REPO_ROOT
 from reframe.core.builtins import performance_function, run_after, variable
 
 from fabrictest.parsers.perftest import missing, parse_perftest
+from fabrictest.txrx.options import DEFAULT_MSG_SIZE
 
 
 @rfm.simple_test
 class PerftestWriteBwTest(FabricTest):
     scenario = variable(str, value="paired")
     connection = variable(str, value="UC")
-    msg_size = variable(int, value=65536)
+    #: bytes per message: the tx/rx tool's default, whose figures this one anchors
+    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
     #: iterations; 0: 100_000 (5_000 in the quick profile)
     perftest_iters = variable(int, value=0)
 
@@ -40,7 +42,7 @@ class PerftestWriteBwTest(FabricTest):
         exe = self.binaries.perftest("ib_write_bw")
         self.sourcesdir = str(REPO_ROOT / "reframe_tests" / "resources")
         iters = self.perftest_iters or (5_000 if self.size_profile == "quick" else 100_000)
-        self.iters_used = iters
+        self.record_shaping(perftest_iters=iters)
         cmd = [
             exe,
             "-c",
@@ -70,10 +72,6 @@ class PerftestWriteBwTest(FabricTest):
 
     def parse(self, text):
         return parse_perftest(text)
-
-    def shaping(self):
-        return {"msg_size": self.msg_size, "connection": self.connection,
-                "perftest_iters": self.iters_used}
 
     def result_problems(self):
         res = self.result()

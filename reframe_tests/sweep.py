@@ -15,9 +15,10 @@ suspects, failed runs and undecided node-directions; `sweep.json` is kept for
 `fabric-report html`. The figures are informational under the base's reference policy: the
 sweep judges them itself, against the cluster's own level (and the calibrated pair rate with
 `expect_from`), so they need no reference entry.
-Verdict: after the figures are recorded, anything but `suspects: none` (a suspect, a run that
-gave no figure, an undecided node) fails the test with the verdict lines as the message,
-unless `-S SweepTest.fail_on_suspect=false`.
+Verdict: after the figures are recorded (in the performance stage), anything but `suspects:
+none` (a suspect, a run that gave no figure, an undecided node) fails the test with the verdict
+lines as the message, unless `-S SweepTest.fail_on_suspect=false`. Like every judgement of
+figures, `--skip-performance-check` skips it: the test then says only that the sweep ran whole.
 Listed only on Slurm partitions of two or more nodes (`+rdma` ones for `method=rdma`).
 
 `-S SweepTest.launcher=sim` runs the sweep's simulation instead (nodes `sim_nodes`, faults
@@ -35,16 +36,16 @@ import sys
 from pathlib import Path
 
 import reframe as rfm
-import reframe.core.runtime as rt
 import reframe.utility.typecheck as typ
 from fabric_base import FabricCheck
-from fabric_listing import node_count
+from fabric_placement import node_count
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fabrictest.parsers import ParseError
-from fabrictest.sweep.expectation import ExpectationError, from_reference
+from fabrictest.sweep.expectation import ExpectationError, from_reference_file
+from fabrictest.txrx.options import DEFAULT_MSG_SIZE, DEFAULT_NUM_BLKS, DEFAULT_NUM_CMSGS
 
 EXIT_LINE = "fabric-sweep exit status:"
 
@@ -52,12 +53,6 @@ EXIT_LINE = "fabric-sweep exit status:"
 def _fabric_sweep() -> str:
     cand = Path(sys.executable).parent / "fabric-sweep"
     return str(cand) if cand.exists() else (shutil.which("fabric-sweep") or "fabric-sweep")
-
-
-def _skipping_performance() -> bool:
-    # With --skip-performance-check ReFrame never runs the performance stage, where the
-    # verdict is judged; sanity judges it then (the figures are not recorded in that case).
-    return "--skip-performance-check" in sys.argv
 
 
 @rfm.simple_test
@@ -68,7 +63,7 @@ class SweepTest(FabricCheck):
     launcher = variable(str, value="slurm")  # or "sim": the simulation, on any system
     sim_nodes = variable(str, value="node[01-08]")
     nmsg = variable(int, value=500)
-    msg_size = variable(int, value=65536)
+    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
     pair_timeout = variable(int, value=120)
     rounds = variable(int, value=2)
     max_rounds = variable(int, value=8)
@@ -137,27 +132,28 @@ class SweepTest(FabricCheck):
             opts = ["--launcher", "slurm", *opts]
         if self.seed >= 0:
             opts += ["--seed", str(self.seed)]
-        opts += self._expectation()
+        opts += self.expectation()
         self.executable_opts = opts + list(self.sweep_options)
         self.env_vars.setdefault("PYTHONUNBUFFERED", "1")
 
-    def _expectation(self) -> list[str]:
+    def expectation(self) -> list[str]:
+        """``--expect-from`` of fabric-sweep: the reference file of this system (the same path
+        as every test's references) where it holds the paired tx/rx rate for this method and
+        size, else nothing (relative to the cluster only)."""
         if not self.expect_from or (self.launcher == "sim" and self.expect_from == "auto"):
             return []
         if self.expect_from != "auto":
             return ["--expect-from", self.expect_from]  # its system: the file's name
-        system = self.current_system.name
-        prefix = rt.runtime().get_option("general/0/reference_prefix") or str(
-            Path(__file__).resolve().parents[1] / "reference")
-        path = os.path.join(prefix, f"{system}.yaml")
-        if not os.path.isfile(path):
+        ref_file = self.reference_state.file  # loaded once, by the base, after setup
+        if ref_file is None:
             return []
-        try:
-            from_reference(path, system, self.method, {
-                "msg_size": self.msg_size, "num_blks": 10, "num_cmsgs": 100})
+        try:  # the ring fabric-sweep runs txrx with by default
+            from_reference_file(ref_file, self.method, {
+                "msg_size": self.msg_size, "num_blks": DEFAULT_NUM_BLKS,
+                "num_cmsgs": DEFAULT_NUM_CMSGS})
         except ExpectationError:
             return []  # no reference for this method or size: relative to the cluster only
-        return ["--expect-from", path, "--expect-system", system]
+        return ["--expect-from", str(ref_file.path), "--expect-system", ref_file.system]
 
     # -- sanity, figures, verdict ------------------------------------------------------------
     def launch_problems(self):
@@ -180,13 +176,13 @@ class SweepTest(FabricCheck):
 
     def result_problems(self):
         """The verdict printed and `sweep.json` whole; the verdict itself is judged after the
-        figures are recorded (in sanity when the performance stage is skipped)."""
+        figures are recorded (:meth:`judge_verdict`)."""
         if not re.search(r"^verdict:$", self.stdout_text(), re.MULTILINE):
             return ["fabric-sweep printed no verdict"]
         data = self.result()
         if not data.get("figures") or not data.get("verdict"):
             return ["sweep.json has no figures or no verdict"]
-        return self.verdict_problems() if _skipping_performance() else []
+        return []
 
     def dynamic_perf_variables(self):
         return {name: (float(value), unit) for name, (value, unit) in

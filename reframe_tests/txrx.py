@@ -27,6 +27,12 @@ from scenario_math import txrx_layout
 
 from fabrictest.links import Link, name_links, node_var, place_of
 from fabrictest.parsers.txrx import missing, parse_txrx
+from fabrictest.txrx.options import (
+    DEFAULT_MSG_SIZE,
+    DEFAULT_NMSG,
+    DEFAULT_NUM_BLKS,
+    DEFAULT_NUM_CMSGS,
+)
 
 
 @rfm.simple_test
@@ -36,10 +42,11 @@ class TxRxTest(FabricTest):
     method = parameter(["mpi", "rdma"])
     buffer = parameter(["host", "cuda"])
 
-    msg_size = variable(int, value=65536)
-    num_blks = variable(int, value=10)
-    num_cmsgs = variable(int, value=100)
-    #: messages per stream; 0: 100_000 (the SEREN tx/rx notes), 20_000 in the quick profile
+    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
+    num_blks = variable(int, value=DEFAULT_NUM_BLKS)
+    num_cmsgs = variable(int, value=DEFAULT_NUM_CMSGS)
+    #: messages per stream; 0: txrx's default (100_000, the SEREN tx/rx notes), 20_000 in the
+    #: quick profile
     nmsg = variable(int, value=0)
     #: rdma queue pair type
     transport = variable(str, value="uc")
@@ -84,9 +91,10 @@ class TxRxTest(FabricTest):
     def configure(self):
         self.layout = txrx_layout(self.scenario, self.span, self.partition_nodes())
         nmsg = self.nmsg or (self.sim_nmsg if self.simulated else int(
-            self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else 100_000)
+            self.extra("txrx_nmsg", 20_000 if self.size_profile == "quick" else DEFAULT_NMSG)
         ))
         self.expected_nmsg = nmsg
+        self.record_shaping(nmsg=nmsg, transport=self.transport if self.method == "rdma" else None)
         opts = [
             "--nrx",
             self.layout.nrx,
@@ -138,11 +146,6 @@ class TxRxTest(FabricTest):
     def parse(self, text):
         return parse_txrx(text)
 
-    def shaping(self):
-        return {"msg_size": self.msg_size, "num_blks": self.num_blks,
-                "num_cmsgs": self.num_cmsgs, "nmsg": self.expected_nmsg,
-                "transport": self.transport if self.method == "rdma" else None}
-
     def launch_problems(self):
         """A failed launch, with txrx's own reason (its ERROR lines go to stderr)."""
         problems = super().launch_problems()
@@ -193,9 +196,10 @@ class TxRxTest(FabricTest):
 
     def links(self) -> list[Link]:
         """Every stream as a link: transmitter host -> receiver host, from the `link is` lines
-        (or, without them, the layout's round-robin placement over :meth:`node_names`)."""
-        if hasattr(self, "_links"):
-            return self._links
+        (or, without them, the layout's round-robin placement over :meth:`node_names`); found
+        once per test case."""
+        if getattr(self, "named_links", None) is not None:
+            return self.named_links
         names, nrx = self.node_names(), self.layout.nrx
 
         def host(rank: int) -> str:
@@ -207,8 +211,8 @@ class TxRxTest(FabricTest):
             t = s.receiver_rank + s.transmitter * nrx  # stream K of receiver r
             out.append(Link(t, s.transmitter_host or host(nrx + t),
                             s.receiver_host or host(s.receiver_rank), s.gbps))
-        self._links = name_links(out)
-        return self._links
+        self.named_links = name_links(out)
+        return self.named_links
 
     def node_rates(self) -> dict[str, float]:
         """Receive rate of each receiving host (the sum of its streams)."""

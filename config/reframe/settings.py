@@ -36,19 +36,21 @@ Conventions the tests rely on (see docs/reframe.md):
 * partition ``extras`` (all optional): ``num_nodes`` or ``nodes`` (node names; the hostfile of
   ``mpirun-hostfile``), ``ranks_per_node``, ``max_ranks_per_node``, ``max_host_ranks``,
   ``transports`` ({name: {VAR: value}}), ``rdma_device``, ``gid_index``, ``link_layer``,
-  ``expect_mtu``, ``expect_rate``, ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
+  ``expect_mtu``, ``expect_rate``, ``netdev_mtu`` (the MTU of the RDMA port's netdev that
+  ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
   nodelist}).
 
 Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
 ``~/.reframe/reports/fabrictest.db``) and performance logs go to ``output/perflogs/`` under the
 repository (override with ``--perflogdir``).
 
-ReFrame's debug log: every run (``-r``, ``--dry-run``) gets its own file,
-``output/logs/reframe-<time>-<pid>.log``; other calls (``-l``, the stored-session queries that
-``fabric-report`` makes) append to ``output/logs/reframe-queries.log``. Loading this file
-creates ``output/logs/`` (a fresh clone has no ``output/``; ReFrame does not create a log
-handler's directory) and no call truncates another's log. ``$FABRICTEST_RFM_LOG`` names the
-file instead (appended to).
+ReFrame's debug log: every ``reframe`` call (a run, a dry run, a listing, a query of stored
+sessions) gets its own file, ``output/logs/reframe-<time>-<pid>.log``, so no call truncates or
+interleaves another's. The name comes from the clock and the process, never from the command
+line: this file reads nothing from ``sys.argv``, and building the configuration does nothing
+but create ``output/logs/`` (a fresh clone has no ``output/``; ReFrame does not create a log
+handler's directory). ``$FABRICTEST_RFM_LOG`` names the file instead (appended to;
+``fabric-report`` points it at a temporary file for its queries).
 """
 
 from __future__ import annotations
@@ -145,26 +147,20 @@ def _results_db() -> str:
     )
 
 
-def _runs_tests(argv: list[str]) -> bool:
-    """Whether this ReFrame call runs (or dry-runs) tests, rather than listing or querying."""
-    return any(a in ("-r", "--run", "--dry-run") for a in argv[1:])
-
-
-def log_file(argv: list[str] | None = None) -> str:
+def log_file() -> str:
     """This call's debug log (see the module docstring); its directory exists on return."""
     explicit = os.environ.get("FABRICTEST_RFM_LOG")
     if explicit:
         Path(explicit).parent.mkdir(parents=True, exist_ok=True)
         return explicit
-    run = _runs_tests(sys.argv if argv is None else argv)
-    name = f"reframe-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log" if run else None
+    name = f"reframe-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
     for logs in (ROOT / "output" / "logs", Path(tempfile.gettempdir()) / "fabrictest-logs"):
         try:  # a read-only checkout logs to the temporary directory
             logs.mkdir(parents=True, exist_ok=True)
         except OSError:
             continue
         if os.access(logs, os.W_OK):
-            return str(logs / (name or "reframe-queries.log"))
+            return str(logs / name)
     raise OSError(f"no writable directory for ReFrame's log under {ROOT / 'output'} or /tmp")
 
 

@@ -1,6 +1,7 @@
 """The layer contracts of pyproject.toml ([tool.importlinter], docs/architecture.md) hold on the
 tree, and each one can fail: `lint-imports` with the project's own contracts, run on a copy of
-the package with one forbidden import added, names that contract BROKEN and exits non-zero."""
+the package (and of reframe_tests/ and config/, the ReFrame side) with one forbidden import
+added, names that contract BROKEN and exits non-zero."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = ROOT / "pyproject.toml"
 PACKAGE = ROOT / "src" / "fabrictest"
+REFRAME_SIDE = ("reframe_tests", "config")  # namespace packages of the repository root
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
-    """The project's contracts on the `fabrictest` package found first from `cwd`."""
+    """The project's contracts on the `fabrictest` package (and `reframe_tests`, `config`)
+    found first from `cwd`."""
     assert LINT_IMPORTS.exists(), "lint-imports missing: the [dev] extra installs import-linter"
     env = dict(os.environ, PYTHONPATH=str(cwd))
     return subprocess.run(
@@ -34,8 +42,12 @@ def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def package_copy(tmp_path: Path) -> Path:
-    """A copy of src/fabrictest under tmp_path, which lint-imports then analyses."""
-    shutil.copytree(PACKAGE, tmp_path / "fabrictest", ignore=shutil.ignore_patterns("__pycache__"))
+    """A copy of src/fabrictest, reframe_tests/ and config/ under tmp_path, which lint-imports
+    then analyses."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(PACKAGE, tmp_path / "fabrictest", ignore=ignore)
+    for name in REFRAME_SIDE:
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
     return tmp_path
 
 
@@ -71,6 +83,9 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("references/model.py", "from .loading import load", "references: checks above"),
         ("references/loading.py", "from .judging import refusals", "references: checks above"),
         ("references/judging.py", "from .consistency import TestSpec", "references: checks above"),
+        # the circles once there: the sweep's runners <-> simulate, rdma connect <-> transmit
+        ("sweep/runners.py", "from .simulate import SimulatedRunner", "no import circles"),
+        ("txrx/transports/rdma/transmit.py", "from . import connect", "no import circles"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(package_copy, module, line, contract):
@@ -88,3 +103,49 @@ def test_a_module_outside_the_layers_is_refused(package_copy):
     proc = lint_imports(package_copy)
     assert proc.returncode != 0, proc.stdout
     assert "fabrictest.newthing" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "module, line, contract",
+    [
+        # a family importing another (ReFrame loads them by path: `from osu import ...`)
+        ("reframe_tests/txrx.py", "from osu import OsuBase", "families do not import each other"),
+        ("reframe_tests/imb.py", "import perftest", "families do not import each other"),
+        # the base importing a family
+        ("reframe_tests/fabric_base.py", "from sweep import SweepTest",
+         "families do not import each other"),
+        ("config/reframe/systems/local.py", "from fabrictest.parsers import osu",
+         "config imports only launching"),
+        ("config/reframe/launchers.py", "from fabrictest.references import load",
+         "config imports only launching"),
+        ("config/reframe/systems/vcluster.py", "from fabrictest.vcluster.cluster import up",
+         "config imports only launching"),
+        ("config/reframe/settings.py", "import reframe_tests.fabric_base",
+         "config imports only launching"),
+    ],
+)
+def test_a_forbidden_import_on_the_reframe_side_breaks_its_contract(
+    package_copy, module, line, contract
+):
+    target = package_copy / module
+    target.write_text(target.read_text() + f"\n{line}\n")
+    proc = lint_imports(package_copy)
+    assert proc.returncode != 0, proc.stdout
+    broken = [ln for ln in proc.stdout.splitlines() if ln.endswith("BROKEN")]
+    assert any(ln.startswith(contract) for ln in broken), proc.stdout
+
+
+def families() -> set[str]:
+    """The family modules of reframe_tests/: all but the base (fabric_*) and scenario_math."""
+    return {p.stem for p in (ROOT / "reframe_tests").glob("*.py")
+            if not p.stem.startswith("fabric_") and p.stem != "scenario_math"}
+
+
+def test_the_families_contract_names_every_family():
+    """A new family file is covered by `families-independent` only once it is listed there."""
+    contracts = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (independent,) = [c for c in contracts if c["id"] == "families-independent"]
+    assert set(independent["forbidden_modules"]) == families(), (
+        "list every family of reframe_tests/ in the families-independent contract"
+    )
+    assert families() >= {"txrx", "osu", "sweep"}  # the rule itself: files found

@@ -93,7 +93,37 @@ def test_reframe_reads_the_file(path, specs):
         assert path.stem in parsed or any(
             re.fullmatch(k, path.stem) for k in parsed if k != "$index"
         )
-    assert refs.PROVENANCE_KEY not in refs.for_reframe(ref_file)
+
+
+@pytest.mark.parametrize("path", sorted(REF_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_reframe_takes_the_reference_the_tests_hand_it(path):
+    """What the base hands ReFrame (`for_reframe`) for every entry of every file: ReFrame's
+    `reference` type accepts it, it holds that entry only, with the file's own keys (an
+    integer parameter's key stays an integer) and the bounds of the figure each takes."""
+    from reframe.core.pipeline import RegressionTestDict
+    from reframe.utility import typecheck as typ
+
+    entry_type = typ.Dict[str, typ.Tuple[object, object, object, object]]
+    ref_file = refs.load(path, require_provenance=False)
+    for name, cref in ref_file.classes.items():
+        for keys, figures in cref.entries.items():
+            first = next(iter(figures))
+            judged = {f: f for f in figures} | {"per_item_figure": first}
+            handed = refs.for_reframe(ref_file, name, keys, judged)
+            assert refs.PROVENANCE_KEY not in handed
+            assert handed["$index"] == cref.index
+            rd = RegressionTestDict(handed, value_type=entry_type)
+            node = rd.data
+            for key in keys:
+                (only,) = node  # one key per level: this entry alone
+                assert str(only) == key
+                node = node[only]
+            assert set(node) == {*figures, "per_item_figure"}
+            assert node["per_item_figure"] == node[first]
+            ref = figures[first]
+            assert node[first][:3] == (ref.value, ref.lower, ref.upper)
+            dropped = refs.for_reframe(ref_file, name, keys, {})
+            assert "per_item_figure" not in str(dropped)
 
 
 def test_local_references_cover_what_runs_on_local():

@@ -1,10 +1,12 @@
 """The ReFrame configuration on a fresh checkout (no `output/` yet) and its debug logs: the first
-`reframe` call works, each run gets its own log, and a query made while a run is in progress
-(`fabric-report compare`, which loads the same configuration to read stored sessions) does not
-truncate the run's log."""
+`reframe` call works, each call gets its own log (named by time and process, not from the
+command line, which the configuration does not read), and a query made while a run is in
+progress (`fabric-report compare`, which loads the same configuration to read stored sessions)
+does not truncate the run's log."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -62,7 +64,18 @@ def test_first_call_on_a_fresh_checkout_loads_the_configuration(fresh_checkout, 
     )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert "failed to load configuration" not in proc.stdout + proc.stderr
-    assert (fresh_checkout / "output" / "logs" / "reframe-queries.log").is_file()
+    logs = list((fresh_checkout / "output" / "logs").glob("reframe-*-*.log"))
+    assert len(logs) == 1 and logs[0].stat().st_size > 0, logs  # the listing's own log
+
+
+def test_the_configuration_reads_nothing_from_the_command_line():
+    """Configuration without side effects on the command line: the log's name comes from the
+    clock and the process (every call its own), whatever argv says."""
+    for path in (ROOT / "config" / "reframe").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        used = [n.lineno for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and n.attr in ("argv", "orig_argv")]
+        assert not used, f"{path} reads the command line at lines {used}"
 
 
 def test_a_query_does_not_truncate_a_running_suites_log(fresh_checkout, tmp_path):
@@ -103,7 +116,7 @@ def test_a_query_does_not_truncate_a_running_suites_log(fresh_checkout, tmp_path
     assert after.startswith(before), "the run's log lost what it had written"
     assert b"\0" not in after, "the run's log was truncated under it (a hole of NUL bytes)"
     assert len(after) > len(before)
-    # the query logged elsewhere (fabric-report: a temporary file; reframe: reframe-queries.log)
+    # the query logged elsewhere (fabric-report: a temporary file; reframe: its own log)
     assert b"stored-sessions" not in after, "the query wrote into the run's log"
 
 

@@ -125,7 +125,7 @@ def test_compare_pure():
 
 def test_html_report_from_real_results(rfm_env, tmp_path, capsys):
     from fabrictest.sweep.core import run_sweep
-    from fabrictest.sweep.runners import SimulatedRunner
+    from fabrictest.sweep.simulate import SimulatedRunner
 
     nodes = [f"node{i:02d}" for i in range(1, 9)]
     res = run_sweep(nodes, SimulatedRunner(nodes, base=0.19, sigma=0.05,

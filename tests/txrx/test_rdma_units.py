@@ -10,8 +10,9 @@ from fabrictest.txrx import ring
 from fabrictest.txrx.errors import Unavailable, UsageError
 from fabrictest.txrx.stats import GapCounter
 from fabrictest.txrx.transports.rdma import connect, gid, verbs
-from fabrictest.txrx.transports.rdma.connect import Endpoint, chain_length, qp_steps
+from fabrictest.txrx.transports.rdma.connect import Endpoint, qp_steps
 from fabrictest.txrx.transports.rdma.gid import canonical_gid, select_gid
+from fabrictest.txrx.transports.rdma.transmit import chain_length
 
 # a ConnectX port with IPv6 link-local and an IPv4 address, RoCE v1 and v2 for each
 SYSFS_TYPES = ["IB/RoCE v1", "RoCE v2", "IB/RoCE v1", "RoCE v2", ""]

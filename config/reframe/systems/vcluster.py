@@ -24,46 +24,33 @@ Partition features ``osu``/``imb``/``perftest`` when :mod:`fabrictest.binaries` 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from fabrictest.binaries import benchmark_features
-
-try:  # the installed distribution (the venv the README activates)
-    from fabrictest.vcluster.plan import Plan, default_state_dir
-except ImportError:  # pragma: no cover - configuration read without the project's venv
-    Plan = None
-
-    def default_state_dir() -> Path:
-        env = os.environ.get("VCLUSTER_STATE_DIR")
-        return Path(env) if env else Path(tempfile.gettempdir()) / "fabrictest-vcluster"
+from fabrictest.vcluster.plan import Plan, default_state_dir
 
 
-def _plan():
+def _plan() -> Plan:
     """The running cluster's plan, or a 4-node default (so --dry-run and listing work)."""
     state = default_state_dir()
-    data = {}
     try:
         data = json.loads((state / "cluster.json").read_text())
     except (OSError, ValueError):
-        data = {"state_dir": str(state)}
-    if Plan is None:
-        return None, data
+        data = {}
     try:
-        return Plan.from_json({**data, "state_dir": data.get("state_dir", str(state))}), data
+        return Plan.from_json({**data, "state_dir": data.get("state_dir", str(state))})
     except Exception:  # noqa: BLE001 - a broken state file must not break every ReFrame run
-        return Plan(state_dir=state), data
+        return Plan(state_dir=state)
 
 
 BENCHMARKS = benchmark_features()
 
-PLAN, _STATE = _plan()
-NUM_NODES = PLAN.nodes if PLAN else int(_STATE.get("nodes", 4))
+PLAN = _plan()
+NUM_NODES = PLAN.nodes
 NODES = [f"node{i:02d}" for i in range(1, NUM_NODES + 1)]
-ACCOUNTING = bool(PLAN.accounting if PLAN else _STATE.get("accounting", False))
-SLURM_CONF = str(PLAN.slurm_conf if PLAN else default_state_dir() / "etc" / "slurm.conf")
-JOB_ENV = dict(PLAN.mpi_env()) if PLAN else {}
+ACCOUNTING = bool(PLAN.accounting)
+SLURM_CONF = str(PLAN.slurm_conf)
+JOB_ENV = dict(PLAN.mpi_env())
 JOB_ENV["SLURM_CONF"] = SLURM_CONF
 # osu_get_bw: Open MPI 4.1's default one-sided component (osc/rdma) needs an RMA-capable BTL;
 # over btl/tcp MPI_Win_allocate fails with MPI_ERR_WIN ("invalid window"). osc/pt2pt works.
@@ -106,7 +93,7 @@ system = {
                 "nodes": NODES,
                 "num_nodes": NUM_NODES,
                 "ranks_per_node": 2,
-                "max_ranks_per_node": PLAN.cpus if PLAN else 4,
+                "max_ranks_per_node": PLAN.cpus,
                 # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
                 # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
                 # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.

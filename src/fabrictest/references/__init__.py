@@ -1,9 +1,11 @@
 """Loading and checking ``reference/<system>.yaml`` (the suite's performance references).
 
-A reference file is ReFrame's external-reference YAML (``reference = {'$ref': FILE}``; ReFrame
-reads it itself) plus one top-level block ReFrame ignores, ``$provenance`` (ReFrame only looks up
+A reference file is ReFrame's external-reference YAML (the format ReFrame reads for
+``reference = {'$ref': FILE}``) plus one top-level block, ``$provenance`` (ReFrame only looks up
 the test's class name; ``$provenance`` can never be one), saying where every number came from
-and what it was measured with:
+and what it was measured with. The suite's tests do not hand ReFrame the file: they load it
+once through :func:`load` and hand ReFrame the ``$index`` reference :func:`for_reframe` builds
+from it (only the entry of the test, only the figures it is judged on):
 
 .. code-block:: yaml
 
@@ -40,7 +42,7 @@ Thresholds are fractions of the reference: a value below ``ref * (1 + lower)`` o
 key path and the figure: both bounds null; a zero reference (relative bounds of zero are zero);
 a lower bound <= -1 (it accepts every non-negative value) or > 0; an upper bound < 0; a
 non-finite reference or bound; a negative reference. The ReFrame base's references plugin
-(``reframe_tests/fabric_references.py``) loads the file through :func:`load` too, so a bad file
+(``reframe_tests/fabric_references.py``) loads the file only through :func:`load`, so a bad file
 fails the test, and checks at run time that each reference's unit is its performance function's.
 
 **What a figure was measured with.** A variable that changes what is measured (message size,
@@ -61,8 +63,8 @@ values of its run.
 
 Where things are: :mod:`.model` (what a loaded file is: :class:`Reference`,
 :class:`ClassReferences`, :class:`ReferenceFile`), :mod:`.loading` (:func:`load` parses and
-validates one file, :func:`load_all`, :func:`for_reframe`: the file without ``$provenance``,
-what ReFrame's reader sees), :mod:`.entry_lookup` (:func:`lookup` / :func:`resolve`: the
+validates one file, :func:`load_all`, :func:`for_reframe`: the ``$index``
+reference a test hands ReFrame, built from the loaded file), :mod:`.entry_lookup` (:func:`lookup` / :func:`resolve`: the
 reference ReFrame will use for a test's parameters, and its key path; :func:`coverage`),
 :mod:`.judging` (:func:`refusals`: which figures of a run have no usable reference;
 :func:`unit_mismatches`), :mod:`.consistency` (:func:`check_against`: a file against the

@@ -168,7 +168,24 @@ def load_all(directory: str | Path) -> dict[str, ReferenceFile]:
     return {p.stem: load(p) for p in sorted(Path(directory).glob("*.yaml"))}
 
 
-def for_reframe(ref_file: ReferenceFile) -> dict[str, Any]:
-    """The file's content without ``$provenance``: exactly what ReFrame's reader consumes."""
-    return {k: v for k, v in ref_file.raw.items() if k != PROVENANCE_KEY}
+def for_reframe(
+    ref_file: ReferenceFile, test_class: str, keys: tuple[str, ...], judged: Mapping[str, str]
+) -> dict[str, Any]:
+    """The ``reference`` handed to ReFrame for one test: the class's ``$index`` and, below it,
+    only the entry at ``keys`` (the key path :func:`~.entry_lookup.resolve` found, system key
+    first, with the file's own keys so that ReFrame's lookup finds exactly this entry), holding
+    each figure of ``judged`` (``{figure: the file's figure whose bounds it takes}``) as the
+    tuple ReFrame's ``reference`` takes. A figure left out of ``judged`` is not judged.
 
+    Built from the file already loaded and validated: ReFrame reads no file (no ``$ref``),
+    and ``$provenance`` never reaches it."""
+    body = ref_file.raw[test_class]
+    node, path = body, []
+    for key in keys:
+        real = next(k for k in node if k != INDEX_KEY and str(k) == key)
+        path.append(real)
+        node = node[real]
+    entry: dict[Any, Any] = {figure: tuple(node[source]) for figure, source in judged.items()}
+    for real in reversed(path):
+        entry = {real: entry}
+    return {INDEX_KEY: tuple(body[INDEX_KEY]), **entry}

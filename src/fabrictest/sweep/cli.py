@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 
+from ..txrx import options as txrx_defaults
 from . import nodes as nodeset
 from . import options, specs
 from .core import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, run_sweep
@@ -74,10 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     g = ap.add_argument_group("measurement")
     g.add_argument("--test", choices=["txrx", "osu_bw"], default="txrx")
     g.add_argument("--method", choices=["mpi", "rdma"], default="mpi", help="txrx method")
-    g.add_argument("--msg-size", type=parse_count, default=65536)
+    g.add_argument("--msg-size", type=parse_count, default=txrx_defaults.DEFAULT_MSG_SIZE)
     g.add_argument("--nmsg", type=parse_count, default=500)
-    g.add_argument("--num-blks", type=parse_count, default=10)
-    g.add_argument("--num-cmsgs", type=parse_count, default=100)
+    g.add_argument("--num-blks", type=parse_count, default=txrx_defaults.DEFAULT_NUM_BLKS)
+    g.add_argument("--num-cmsgs", type=parse_count, default=txrx_defaults.DEFAULT_NUM_CMSGS)
     g.add_argument("--txrx-arg", action="append", default=[], metavar="ARG")
     g.add_argument("--osu-bw", default=None, help="osu_bw executable (default: $OSU_HOME or PATH)")
     g.add_argument("--osu-size", type=parse_count, default=1 << 20)

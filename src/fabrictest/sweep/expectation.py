@@ -57,7 +57,13 @@ def from_reference(path: str | Path, system: str | None, method: str,
         ref_file = refs.load(path, require_provenance=False, system=system)
     except refs.ReferenceError as err:
         raise ExpectationError(str(err)) from None
-    system = system or path.stem
+    return from_reference_file(ref_file, method, shaping)
+
+
+def from_reference_file(ref_file: refs.ReferenceFile, method: str,
+                        shaping: dict[str, int]) -> Expectation:
+    """:func:`from_reference` of a file already loaded (for its system)."""
+    path, system = ref_file.path, ref_file.system
     where = f"{path}: {TEST_CLASS} paired {method} host {FIGURE} on {system}"
     if TEST_CLASS not in ref_file.classes:
         raise ExpectationError(f"{path}: no {TEST_CLASS} references (the expected pair rate)")

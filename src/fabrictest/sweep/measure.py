@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..txrx.options import DEFAULT_MSG_SIZE, DEFAULT_NUM_BLKS, DEFAULT_NUM_CMSGS
+
 
 class MeasurementError(RuntimeError):
     """The measurement ran but its output has no figure."""
@@ -32,10 +34,10 @@ class Txrx:
     sender_rank = 1
 
     method: str = "mpi"
-    msg_size: int = 65536
+    msg_size: int = DEFAULT_MSG_SIZE
     nmsg: int = 500
-    num_blks: int = 10
-    num_cmsgs: int = 100
+    num_blks: int = DEFAULT_NUM_BLKS
+    num_cmsgs: int = DEFAULT_NUM_CMSGS
     timeout: float | None = None
     extra: Sequence[str] = ()
     exe: str = field(default_factory=lambda: _console_script("txrx"))

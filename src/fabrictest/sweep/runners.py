@@ -290,13 +290,3 @@ class SlurmRunner(CommandRunner):
 
     def describe(self) -> str:
         return f"{self.measurement.name} via srun steps, both directions"
-
-
-def __getattr__(name: str):
-    # the simulation moved to simulate.py; `from fabrictest.sweep.runners import
-    # SimulatedRunner` (older callers) keeps working
-    if name == "SimulatedRunner":
-        from .simulate import SimulatedRunner
-
-        return SimulatedRunner
-    raise AttributeError(name)

@@ -21,6 +21,10 @@ import traceback
 from fabrictest.txrx.errors import EXIT_FAULT, TxrxError, UsageError, refuse
 from fabrictest.txrx.options import (
     BUFFERS,
+    DEFAULT_MSG_SIZE,
+    DEFAULT_NMSG,
+    DEFAULT_NUM_BLKS,
+    DEFAULT_NUM_CMSGS,
     DEFAULT_TIMEOUT,
     METHODS,
     TESTS,
@@ -65,10 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     a("--nrx", type=integer, default=1, help="number of receiver ranks (ranks 0..nrx-1)")
     a("--nlink", type=integer, default=1, help="number of transmitter ranks; t sends to t %% nrx")
     a("--method", choices=METHODS, default="rdma", help="data path (default rdma)")
-    a("--msg-size", type=integer, default=65536, help="bytes per message (multiple of 8)")
-    a("--num-blks", type=integer, default=10, help="blocks in the ring buffer")
-    a("--num-cmsgs", type=integer, default=100, help="messages per block")
-    a("--nmsg", type=integer, default=100_000, help="messages per transmitter")
+    a("--msg-size", type=integer, default=DEFAULT_MSG_SIZE,
+      help=f"bytes per message, a multiple of 8 (default {DEFAULT_MSG_SIZE})")
+    a("--num-blks", type=integer, default=DEFAULT_NUM_BLKS,
+      help=f"blocks in the ring buffer (default {DEFAULT_NUM_BLKS})")
+    a("--num-cmsgs", type=integer, default=DEFAULT_NUM_CMSGS,
+      help=f"messages per block (default {DEFAULT_NUM_CMSGS})")
+    a("--nmsg", type=integer, default=DEFAULT_NMSG,
+      help=f"messages per transmitter (default {DEFAULT_NMSG})")
     a("--test", choices=TESTS, default="throughput", help="payload check (default throughput)")
     a("--buffer", choices=BUFFERS, default="host", help="message buffers in host or GPU memory")
     a("--transport", choices=TRANSPORTS, default="uc", help="RDMA queue pair type (default uc)")

@@ -26,6 +26,14 @@ BUFFERS = ("host", "cuda")
 TRANSPORTS = ("uc", "rc")
 FAULT_KINDS = ("stop", "stall", "die")
 
+# What shapes a figure unless asked otherwise (the SEREN tx/rx notes' values): the message
+# size, the ring's blocks and messages per block, the messages per stream. Written here only:
+# the command line, the sweep and the ReFrame tests take their defaults from these.
+DEFAULT_MSG_SIZE = 65536
+DEFAULT_NUM_BLKS = 10
+DEFAULT_NUM_CMSGS = 100
+DEFAULT_NMSG = 100_000
+
 MIN_MSG_SIZE = 8
 MSG_ALIGN = 8
 MAX_MSG_SIZE = 1 << 30
@@ -57,10 +65,10 @@ class Options:
     nrx: int = 1
     nlink: int = 1
     method: str = "rdma"
-    msg_size: int = 65536
-    num_blks: int = 10
-    num_cmsgs: int = 100
-    nmsg: int = 100_000
+    msg_size: int = DEFAULT_MSG_SIZE
+    num_blks: int = DEFAULT_NUM_BLKS
+    num_cmsgs: int = DEFAULT_NUM_CMSGS
+    nmsg: int = DEFAULT_NMSG
     test: str = "throughput"
     buffer: str = "host"
     transport: str = "uc"

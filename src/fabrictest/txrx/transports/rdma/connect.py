@@ -19,7 +19,7 @@ from fabrictest.txrx.errors import Fault, Unavailable
 from fabrictest.txrx.output import RxReport, buffer_line, emit
 from fabrictest.txrx.sync import allgather_obj
 
-from . import verbs
+from . import receive, transmit, verbs
 from .gid import GidEntry, port_gids, select_gid
 from .verbs import E, mask
 
@@ -132,15 +132,6 @@ def qp_steps(
     return [init, (rtr_attr, rtr_mask), (rts_attr, rts_mask)]
 
 
-def chain_length(num_cmsgs: int, sq_depth: int) -> int:
-    """Work requests per chain: the largest divisor of num_cmsgs that fits half the send queue."""
-    limit = max(1, sq_depth // 2)
-    for n in range(min(num_cmsgs, limit), 0, -1):
-        if num_cmsgs % n == 0:
-            return n
-    return 1
-
-
 def connect(pv, qp, steps) -> None:
     for attr, names in steps:
         qp.modify(verbs.qp_attr(pv, attr), mask(names))
@@ -156,8 +147,6 @@ def run(comm, opts, role, setup: Setup, host: str, shape):
 
 
 def _run(comm, opts, role, setup: Setup, host: str, shape):
-    from . import receive, transmit
-
     pv, ctx = setup.pv, setup.ctx
     pd = pv.PD(ctx)
     nbytes = int(np.prod(shape))

@@ -24,10 +24,18 @@ from fabrictest.txrx.output import TxReport
 from fabrictest.txrx.sync import Deadline, barrier, wait
 
 from . import credits, verbs
-from .connect import chain_length
 from .verbs import E, imm_of, imms_of
 
 FINAL_TAG = 0x717A
+
+
+def chain_length(num_cmsgs: int, sq_depth: int) -> int:
+    """Work requests per chain: the largest divisor of num_cmsgs that fits half the send queue."""
+    limit = max(1, sq_depth // 2)
+    for n in range(min(num_cmsgs, limit), 0, -1):
+        if num_cmsgs % n == 0:
+            return n
+    return 1
 
 
 def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: str) -> TxReport:
