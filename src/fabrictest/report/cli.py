@@ -5,6 +5,7 @@
     fabric-report compare --against-references --session UUID   (or --report FILE)
     fabric-report html --report output/reports/run-report-UUID.json --sweep sweep.json -o report/
     fabric-report html --tag stack=pre-upgrade --tag stack=post-upgrade -o report/
+    fabric-report history --system vcluster --since 30d   (change points over the sessions)
 
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
@@ -34,6 +35,7 @@ from .compare import (
     render_table,
     verdict,
 )
+from .history_cmd import add_parser as add_history
 from .results import ResultsError, ResultSet
 from .sources import Source, check, read, writable_dir, writable_file
 
@@ -305,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--dry-run", action="store_true",
                    help="print the entries and the file's diff, write nothing")
     k.set_defaults(func=cmd_calibrate)
+    add_history(sub, tolerance)
     return ap
 
 
