@@ -286,7 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser(
         "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
         description="reference = the sessions' median; bound = the largest of --floor, "
-                    "--factor x 1.4826 MAD and the farthest session, on the side that matters "
+                    "--factor x the noise (1.4826 MAD, corrected for the number of sessions "
+                    "and the median's own error) and the farthest session, on the side that "
+                    "matters "
                     "(rates: lower, times: upper). Merged into the system's reference file; "
                     "other tests, entries, comments and provenance are kept as they are.")
     _add_sources(k)
