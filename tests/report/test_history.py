@@ -273,3 +273,17 @@ def test_a_real_history_with_a_drop_injected(tmp_path):
     assert [c["index"] for c in figs["rx1_tx1_gbps"]["change_points"]] in ([5], [6], [7])
     rc, out, err = fabric_report("history", "--perflog", tmp_path / "perflogs", "--tag", "a=b")
     assert rc == 2 and "perflogs record no --session-extras" in err
+
+
+def test_no_stored_session_is_nothing_to_read(tmp_path):
+    """A gate fed nothing fails: an empty results database is exit 2, in one line."""
+    (tmp_path / "settings.py").write_text(
+        SETTINGS % {"db": tmp_path / "results.db", "perflogs": tmp_path / "perflogs"})
+    env = isolated_env(tmp_path, tmp_path / "settings.py")
+    rc, out, err = fabric_report("history", env=env, cwd=tmp_path)
+    assert rc == 2 and out == ""
+    assert err.strip() == "fabric-report: no stored session matches '19700101:now'"
+    rc, out, err = fabric_report("history", "--since", "20261101", "--tag", "stack=x",
+                                 env=env, cwd=tmp_path)
+    assert rc == 2 and err.strip() == ("fabric-report: no stored session matches "
+                                       "\"20261101T0000:now?stack=='x'\"")
