@@ -107,6 +107,16 @@ def test_direction_decides_regressed_improved_and_changed():
     assert h.changes and h.status == "moved"
 
 
+def test_sessions_without_a_value_are_counted_not_lost():
+    values = list(healthy(2))
+    recs = [PerfRecord("T", "T", "s", "p", "e", "bw", None if i in (3, 9) else float(v),
+                       "MB/s", session=f"s{i:02d}", time=1000.0 + i)
+            for i, v in enumerate(values)]
+    h = hist.judge(hist.series(recs, {})[0])
+    assert len(h.points) == 18 and h.no_value == 2
+    assert h.note == "no value in 2 sessions (left out)"
+
+
 def _history(values, unit="MB/s", pvar="bw") -> hist.FigureHistory:
     recs = [PerfRecord("T", "T", "s", "p", "e", pvar, float(v), unit, session=f"s{i:02d}",
                        time=1000.0 + i) for i, v in enumerate(values)]

@@ -72,6 +72,8 @@ class FigureHistory:
     total: float | None = None
     since: int | None = None  # where that run of steps began (0-based)
     note: str = ""
+    #: sessions in which the figure's test ran without giving it a value (failed): left out
+    no_value: int = 0
 
     @property
     def name(self) -> str:
@@ -81,6 +83,7 @@ class FigureHistory:
         return {
             "test": self.test, "system": self.sysenv, "figure": self.pvar, "unit": self.unit,
             "status": self.status, "total": self.total, "note": self.note,
+            "no_value": self.no_value,
             "noise": self.noise, "outliers": [self.points[i].session for i in self.outliers],
             "sessions": [{"session": p.session, "date": p.date, "extras": p.extras,
                           "value": p.value, "nodes": p.nodes} for p in self.points],
@@ -132,9 +135,12 @@ def series(records: Sequence[PerfRecord], sessions: Mapping[str, dict]) -> list[
         return (0 if t is not None else 1, t if t is not None else 0.0, order[s])
 
     by: dict[tuple, dict[str, list[PerfRecord]]] = defaultdict(lambda: defaultdict(list))
+    empty: dict[tuple, set[str]] = defaultdict(set)  # sessions where the figure had no value
     for r in records:
         if r.value is not None:
             by[(r.test, r.sysenv, r.pvar)][r.session].append(r)
+        else:
+            empty[(r.test, r.sysenv, r.pvar)].add(r.session)
     out = []
     for (test, sysenv, pvar), per in sorted(by.items()):
         pts = []
@@ -143,7 +149,9 @@ def series(records: Sequence[PerfRecord], sessions: Mapping[str, dict]) -> list[
             t, date, extras = when[s]
             pts.append(Point(s, t, date, extras, statistics.median(r.value for r in rs),
                              rs[-1].nodes_expr))
-        out.append(FigureHistory(test, sysenv, pvar, per[next(iter(per))][0].unit, pts))
+        h = FigureHistory(test, sysenv, pvar, per[next(iter(per))][0].unit, pts)
+        h.no_value = len(empty[(test, sysenv, pvar)] - set(per))
+        out.append(h)
     return out
 
 
@@ -152,6 +160,7 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
     if len(h.points) < cp.MIN_SESSIONS:
         h.status = "few"
         h.note = f"{len(h.points)} sessions, {cp.MIN_SESSIONS} needed"
+        h.note += f", no value in {h.no_value} more" if h.no_value else ""
         return h
     seg = cp.segment([p.value for p in h.points])
     h.noise, h.outliers = seg.noise, seg.outliers
@@ -188,6 +197,8 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
         steps = len(run) - first
         notes.insert(0, f"{100 * h.total:+.1f}% since #{h.since + 1}"
                      + (f" in {steps} steps" if steps > 1 else ""))
+    if h.no_value:
+        notes.append(f"no value in {h.no_value} sessions (left out)")
     h.note = "; ".join(notes)
     return h
 
