@@ -95,6 +95,18 @@ def test_too_few_sessions_and_non_finite_values_are_refused():
         hist.series([rec], {})
 
 
+def test_a_figure_flickering_by_its_last_digit_is_not_stepping():
+    """Bisection's aggregate_bw is printed with two digits (0.08, 0.09 GB/s): one digit up or
+    down is its resolution, not a change; a lasting move of several digits is."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        flicker = rng.choice([0.08, 0.09], size=20, p=[0.8, 0.2])
+        assert cp.segment(flicker).points == [], flicker
+    moved = np.array([0.09] * 11 + [0.07] * 9)
+    moved[[2, 5]] = 0.08
+    assert [p.index for p in cp.segment(moved).points] == [11]
+
+
 def test_direction_decides_regressed_improved_and_changed():
     up = healthy(1)
     up[10:] *= 1.1

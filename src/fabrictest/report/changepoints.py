@@ -7,7 +7,8 @@ The method, in order (each step says why):
    for 0.19 Gbps and 20,000 MB/s;
 2. its noise is told robustly from the differences of neighbouring sessions (1.4826 x MAD of
    the differences / sqrt 2): a step moves one difference and a lone outlier two, so neither
-   inflates it;
+   inflates it; a figure whose values repeat (printed with few digits) has at least half its
+   resolution as noise;
 3. an interior session far (``SPIKE`` x noise) from the sessions on both its sides, in the same
    direction, is a lone outlier: it is reported, and left out of the segmentation;
 4. PELT (ruptures, least-squares cost on the series in units of its noise, segments of at
@@ -70,14 +71,20 @@ class Segmentation:
 
 def noise(values: Sequence[float]) -> float:
     """Relative noise of a series from neighbouring differences (robust to steps and to one
-    outlier), never below NOISE_FLOOR."""
+    outlier), never below NOISE_FLOOR, nor below half the figure's resolution when its values
+    repeat (a figure printed with two digits, 0.08 and 0.09 GB/s, flickers by one digit:
+    that is its noise, not a step)."""
     med = statistics.median(values)
     if med == 0 or len(values) < 3:
         return NOISE_FLOOR
     rel = np.asarray(values, float) / abs(med)
     diffs = np.diff(rel)
     mad = float(np.median(np.abs(diffs - np.median(diffs))))
-    return max(MAD_TO_SIGMA * mad / math.sqrt(2), NOISE_FLOOR)
+    sigma = max(MAD_TO_SIGMA * mad / math.sqrt(2), NOISE_FLOOR)
+    levels = np.unique(rel)
+    if 1 < len(levels) < len(rel):  # repeated values: a quantised figure
+        sigma = max(sigma, float(np.min(np.diff(levels))) / 2)
+    return sigma
 
 
 def spikes(rel: np.ndarray, sigma: float) -> list[int]:
