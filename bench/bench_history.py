@@ -17,7 +17,7 @@ Three ways, each printing a table:
   session of `--step-at` (placed) and that fail the gate (caught).
 * `--noise LIST`: the same on normal noise of those relative spreads (no measurement).
 * `--vcluster`: real sessions (root, the vcluster lock, a fresh vcluster): `--sessions` runs
-  of the paired tx/rx and bisection tests, node03's link `--step` % slower from session
+  of the paired tx/rx test (`--test NAME` for others), node03's link `--step` % slower from session
   `--step-at` on (tc, as `vcluster degrade` shapes it); then `fabric-report history` on their
   run reports: the change points it names, and whether each is within one session. With
   `--healthy-sessions N`, N more healthy runs first, judged alone (false change points).
@@ -48,10 +48,8 @@ from fabrictest.report import history as hist  # noqa: E402
 from fabrictest.report.direction import LOWER, better  # noqa: E402
 from fabrictest.report.results import PerfRecord, read_report_file  # noqa: E402
 
-HISTORY_TESTS = [
-    "BisectionTest",
-    "TxRxTest%scenario=paired%span=one%method=mpi%buffer=host",
-]
+#: what `--vcluster` runs by default: one tx/rx test crossing node03 (about 30 s a session)
+HISTORY_TESTS = ["TxRxTest%scenario=paired%span=one%method=mpi%buffer=host"]
 
 
 def _history(values, unit: str, pvar: str) -> hist.FigureHistory:
@@ -180,7 +178,7 @@ def _session(env, workdir: Path, tag: str, args) -> str:
            "-S", "size_profile=quick", "-S", "TxRxTest.nmsg=2000", "--exec-policy=serial",
            "--prefix", str(workdir / "rfm"), "--report-file", str(report),
            "--session-extras", f"bench=history,run={tag}"]
-    for t in HISTORY_TESTS:
+    for t in args.test or HISTORY_TESTS:
         cmd += ["-n", t]
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=args.run_timeout)
@@ -220,6 +218,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--healthy-sessions", type=int, default=0)
     ap.add_argument("--node", default="node03")
+    ap.add_argument("--test", action="append", metavar="NAME",
+                    help=f"with --vcluster: a test to run (repeat; default {HISTORY_TESTS[0]})")
     ap.add_argument("--log-dir")
     ap.add_argument("--lock", default="/run/lock/fabrictest-vcluster-pytest.lock")
     ap.add_argument("--lock-wait", type=float, default=1800)
