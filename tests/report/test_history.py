@@ -107,6 +107,14 @@ def test_a_figure_flickering_by_its_last_digit_is_not_stepping():
     assert [p.index for p in cp.segment(moved).points] == [11]
 
 
+def test_a_loss_that_was_zero_and_is_no_more_regressed():
+    loss = np.zeros(20)
+    loss[12:] = 0.02  # % of messages lost, from session 13 on
+    h = hist.judge(_history(loss, unit="%", pvar="loss_rate"))
+    assert [c.index for c in h.changes] == [12]
+    assert h.status == "REGRESSED" and h.total == math.inf
+
+
 def test_direction_decides_regressed_improved_and_changed():
     up = healthy(1)
     up[10:] *= 1.1

@@ -57,8 +57,11 @@ class ChangePoint:
 
     @property
     def step(self) -> float:
-        """(after - before) / before."""
-        return (self.after - self.before) / abs(self.before) if self.before else 0.0
+        """(after - before) / before; infinite, with its sign, from a level of 0 (a loss rate
+        that was 0 and is no more)."""
+        if self.before:
+            return (self.after - self.before) / abs(self.before)
+        return math.copysign(math.inf, self.after) if self.after else 0.0
 
 
 @dataclass

@@ -175,14 +175,15 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
                      + ", ".join(f"#{i + 1}" for i in h.outliers) + " (not a change)")
     if h.changes:
         last = h.changes[-1]
-        up = last.step > 0
+        up = last.after > last.before
         run = h.changes
         first = len(run) - 1
-        while first > 0 and (run[first - 1].step > 0) == up:
+        while first > 0 and (run[first - 1].after > run[first - 1].before) == up:
             first -= 1
         h.since = run[first].index
         base = run[first].before
-        h.total = (last.after - base) / abs(base) if base else 0.0
+        h.total = ((last.after - base) / abs(base) if base
+                   else math.copysign(math.inf, last.after - base))
         direction = better(h.unit, h.pvar)
         if direction is None:
             h.status = "changed"
