@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from .compare import (
 from .history_cmd import add_parser as add_history
 from .results import ResultsError, ResultSet
 from .sources import Source, check, read, writable_dir, writable_file
+from .sources import write_json as _write_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,16 +95,6 @@ class Loaded:
 
 def _load(src: Source) -> Loaded:
     return Loaded(src, read(src))
-
-
-def _write_json(path: str, data: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
 
 
 def cmd_compare(args) -> int:

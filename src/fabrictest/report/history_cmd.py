@@ -19,7 +19,7 @@ import sys
 
 from . import history as hist
 from .results import ResultsError, ResultSet, tag_query
-from .sources import Source, check, read, writable_dir, writable_file
+from .sources import Source, check, read, writable_dir, writable_file, write_json
 
 _RELATIVE = re.compile(r"^(\d+)([dwh])$")
 _FORMATS = ("%Y-%m-%d", "%Y%m%d", "%Y-%m-%dT%H:%M", "%Y%m%dT%H%M")
@@ -108,9 +108,7 @@ def cmd_history(args) -> int:
     histories = [hist.judge(h, args.tolerance) for h in hist.series(records, res.sessions)]
     line, status = hist.verdict(histories, res.unreadable, args.tolerance)
     if args.json:
-        from .cli import _write_json
-
-        _write_json(args.json, {"tolerance": args.tolerance, "verdict": line,
+        write_json(args.json, {"tolerance": args.tolerance, "verdict": line,
                                "figures": [h.to_dict() for h in histories]})
     if outdir is not None:
         from .history_view import write_page
