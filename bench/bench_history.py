@@ -200,8 +200,8 @@ def _judge(label: str, reports: list[str], step_at: int | None, args) -> int:
         return 1
     for f in json.loads(out.read_text())["figures"]:
         idx = [c["index"] + 1 for c in f["change_points"]]
-        where = ("" if step_at is None else
-                 f" placed within ±1: {any(abs(i - step_at) <= 1 for i in idx)}")
+        where = ("" if step_at is None or not idx else
+                 f", placed within ±1: {any(abs(i - step_at) <= 1 for i in idx)}")
         print(f"  {f['test'][:50]} {f['figure']}: change points at {idx or 'none'}, "
               f"{f['status']}{where}")
     return 0
