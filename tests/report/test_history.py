@@ -303,6 +303,15 @@ def test_a_real_history_with_a_drop_injected(tmp_path):
     assert [c["index"] for c in figs["rx1_tx1_gbps"]["change_points"]] in ([5], [6], [7])
     rc, out, err = fabric_report("history", "--perflog", tmp_path / "perflogs", "--tag", "a=b")
     assert rc == 2 and "perflogs record no --session-extras" in err
+    # the html report of the latest session, with the history of every stored session
+    rc, out, err = fabric_report("html", "--tag", "stack=after", "--history", "-o",
+                                 tmp_path / "page", env=env, cwd=tmp_path)
+    assert rc == 0, out + err
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "History: change points over the stored sessions" in page
+    assert "history of 12 figures over 10 sessions" in page and "REGRESSED" in page
+    assert "stack=after" in page and "http" not in page
+    assert len(list((tmp_path / "page").glob("history-*.png"))) == 12
 
 
 def test_no_stored_session_is_nothing_to_read(tmp_path):

@@ -224,6 +224,7 @@ def cmd_html(args) -> int:
         outdir=outdir,
         embed=args.embed,
         ratios=ratios,
+        history=_history_section(args, records, outdir),
     )
     index = outdir / "index.html"
     try:
@@ -234,6 +235,16 @@ def cmd_html(args) -> int:
     print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps; "
           f"could not read {unreadable})")
     return 0
+
+
+def _history_section(args, records, outdir):
+    """With --history: the change points over every stored session of the report's system."""
+    if not args.history:
+        return None
+    from .history_cmd import html_section
+
+    systems = sorted({r.system for r in records})
+    return html_section(systems[0] if len(systems) == 1 else None, outdir, args.embed)
 
 
 def fraction(text: str) -> float:
@@ -272,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--title", default="fabrictest report")
     h.add_argument("--tolerance", type=tolerance, default=None)
     h.add_argument("--embed", action="store_true", help="embed the PNGs in the HTML (base64)")
+    h.add_argument("--history", action="store_true",
+                   help="add the change points of every figure over the stored sessions of "
+                        "the report's system (as `fabric-report history`), a plot per figure")
     h.set_defaults(func=cmd_html)
     k = sub.add_parser(
         "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",

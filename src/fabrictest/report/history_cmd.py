@@ -65,6 +65,23 @@ def _wanted(info: dict, tags: dict[str, str]) -> bool:
     return all(str(info.get(k)) == v for k, v in tags.items())
 
 
+def html_section(system: str | None, outdir, embed: bool) -> tuple[str, str]:
+    """`fabric-report html --history`: (verdict line, section) of every stored session of
+    `system`, or the reason there is none to show."""
+    from .history_view import section
+
+    try:
+        res = read(Source("session", stored_query(None, {})))
+    except ResultsError as err:
+        return f"no history: {err}", ""
+    records = [r for r in res.records if system is None or r.system == system]
+    if not records:
+        return f"no history: no stored session of {system}", ""
+    histories = [hist.judge(h) for h in hist.series(records, res.sessions)]
+    line, _status = hist.verdict(histories, res.unreadable, hist.TOLERANCE)
+    return line, section(histories, outdir, embed)
+
+
 def cmd_history(args) -> int:
     since = since_time(args.since) if args.since else None
     tags = _tags(args.tag)

@@ -81,17 +81,13 @@ def _table(histories: Sequence[FigureHistory]) -> str:
             "<th>sure</th><th>status</th></tr>" + "".join(rows) + "</table>")
 
 
-def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
-               sources: Sequence[str], embed: bool = False) -> Path:
+def section(histories: Sequence[FigureHistory], outdir: Path, embed: bool = False) -> str:
+    """The change points' table and a plot per figure (with a change point first)."""
     judged = [h for h in histories if h.status != "few"]
     judged.sort(key=lambda h: (not h.changes, h.status != "REGRESSED", h.test, h.pvar))
-    body = ["<h1>fabrictest history</h1>",
-            f'<p class="note">From: {_e(", ".join(sources))}. Everything on this page is '
-            "local.</p>", f'<div class="verdict">{_e(verdict)}</div>',
-            "<h2>Change points</h2>", _table(judged), "<h2>Figures over the sessions</h2>",
-            '<p class="note">Dots: one value per session; grey lines: the median of each '
-            "level; dashed: the change points (coloured: the latest); circled: a lone outlier, "
-            "not a change.</p>"]
+    body = [_table(judged), '<p class="note">Dots: one value per session; grey lines: the '
+            "median of each level; dashed: the change points (coloured: the latest); circled: "
+            "a lone outlier, not a change.</p>"]
     for i, h in enumerate(judged[:MAX_PLOTS]):
         name = plot(h, outdir, f"history-{i:03d}-{_slug(h.test + '-' + h.pvar)}.png")
         body.append(_img(outdir, name, embed, f"{h.test} {h.pvar}"))
@@ -100,6 +96,15 @@ def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
     few = len(histories) - len(judged)
     if few:
         body.append(f'<p class="note">{few} figures with too few sessions to judge.</p>')
+    return "\n".join(body)
+
+
+def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
+               sources: Sequence[str], embed: bool = False) -> Path:
+    body = ["<h1>fabrictest history</h1>",
+            f'<p class="note">From: {_e(", ".join(sources))}. Everything on this page is '
+            "local.</p>", f'<div class="verdict">{_e(verdict)}</div>',
+            "<h2>Change points over the sessions</h2>", section(histories, outdir, embed)]
     index = outdir / "index.html"
     index.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      f"<title>fabrictest history</title><style>{CSS}</style></head><body>\n"
