@@ -6,8 +6,13 @@ seen in K >= 3 sessions of one system:
 * reference: the median of the sessions' values (one value per session; test cases that
   share one reference entry, such as two spans of one scenario, are pooled);
 * bound, on the side that matters for the figure (rates: lower, times: upper, no direction:
-  both): the largest of `floor`, `factor` x 1.4826 x MAD / median, and the farthest session
-  on that side (a reference must accept the runs it was made from), rounded outwards;
+  both): the largest of `floor`, `factor` x the noise, and the farthest session on that side
+  (a reference must accept the runs it was made from), rounded outwards. The noise is the
+  robust spread (1.4826 x MAD / median), corrected for the few sessions it comes from (with
+  3 sessions the MAD is one distance, on average a third short of the spread) and for the
+  reference's own error (x sqrt(1 + pi/2K)): a bound tighter than the noise is a false alarm
+  waiting to happen. A quiet figure sits on the floor (3 %), a noisy one gets the bound its
+  noise needs;
 * refused, with one line naming the figure and why: fewer than 3 sessions, a figure missing
   from some sessions, sessions measured with different shaping variables, a median of 0, or
   a spread too wide for a bound that can fail (beyond `max_bound`; a lower bound of -100%).
@@ -30,7 +35,8 @@ from .direction import HIGHER, LOWER, better
 from .results import PerfRecord
 
 FACTOR = 3.0
-FLOOR = 0.05
+#: the tightest bound: a quiet fabric is judged at 3 %, a noisy figure by its noise
+FLOOR = 0.03
 MAX_BOUND = 0.5
 _OK_PHASES = (None, "performance")  # a value from a test that failed only its reference
 
@@ -65,6 +71,8 @@ class Entry:
     spread: stats.Spread
     shaping: dict[str, Any]
     tests: list[str]
+    #: what set the bound: the floor, the noise or the farthest session (and its size)
+    set_by: str = ""
 
     @property
     def name(self) -> str:
@@ -75,7 +83,8 @@ class Entry:
         lo = "-" if self.lower is None else f"{100 * self.lower:+.1f}%"
         hi = "-" if self.upper is None else f"{100 * self.upper:+.1f}%"
         sig = "?" if self.spread.sigma is None else f"±{100 * self.spread.sigma:.1f}%"
-        return (f"median {self.ref:.4g} {self.unit}, bounds {lo} {hi}, {self.spread.n} "
+        by = f", set by {self.set_by}" if self.set_by else ""
+        return (f"median {self.ref:.4g} {self.unit}, bounds {lo} {hi}{by}, {self.spread.n} "
                 f"sessions, spread {sig}, range {self.spread.low:.4g}-{self.spread.high:.4g}")
 
 
@@ -97,23 +106,52 @@ def _ceil(x: float, step: float = 0.001) -> float:
     return round(math.ceil(x / step - 1e-9) * step, 6)
 
 
+#: Croux and Rousseeuw's small-sample factors making 1.4826 x MAD unbiased for a normal
+#: sample of n = 2..9 (above: n / (n - 0.8)); checked by simulation (tests/report)
+_MAD_SMALL_SAMPLE = {2: 1.196, 3: 1.495, 4: 1.363, 5: 1.206, 6: 1.200, 7: 1.140, 8: 1.129,
+                     9: 1.107}
+
+
+def noise_of(values: Sequence[float], sp: stats.Spread) -> float:
+    """The relative noise a bound must allow for: the robust spread (1.4826 x MAD / median)
+    corrected for the number of sessions K (three sessions' MAD is one distance and is on
+    average a third short of the spread), times sqrt(1 + pi / 2K), since the reference, a
+    median of K sessions, is itself that uncertain."""
+    k = len(values)
+    if sp.sigma is None:
+        return 0.0
+    small = _MAD_SMALL_SAMPLE.get(k, k / (k - 0.8))
+    return sp.sigma * small * math.sqrt(1 + math.pi / (2 * k))
+
+
 def bound_for(values: Sequence[float], direction: str | None, factor: float, floor: float
               ) -> tuple[float, float | None, float | None, stats.Spread]:
     """(reference, lower, upper, spread) for one figure's per-session values."""
+    ref, lower, upper, sp, _by = bound_and_reason(values, direction, factor, floor)
+    return ref, lower, upper, sp
+
+
+def bound_and_reason(values: Sequence[float], direction: str | None, factor: float,
+                     floor: float) -> tuple[float, float | None, float | None, stats.Spread, str]:
+    """bound_for, and what set the bound (the floor, the noise, the farthest session)."""
     sp = stats.spread(values)
     ref = _round_sig(sp.median)
-    sigma = sp.sigma or 0.0
+    noise = noise_of(values, sp)
     below = (ref - sp.low) / abs(ref)  # the farthest session on each side, as fractions
     above = (sp.high - ref) / abs(ref)
     need = {LOWER: above, HIGHER: below, None: max(above, below)}[direction]
-    bound = _ceil(max(floor, factor * sigma, need))
+    terms = {f"the floor {100 * floor:g}%": floor,
+             f"the noise ({factor:g} x {100 * noise:.1f}%)": factor * noise,
+             f"the farthest session ({100 * need:.1f}%)": need}
+    by = max(terms, key=terms.get)
+    bound = _ceil(terms[by])
     while direction != LOWER and ref * (1 - bound) > sp.low:  # rounding must not cut one off
         bound = _ceil(bound + 0.001)
     while direction != HIGHER and ref * (1 + bound) < sp.high:
         bound = _ceil(bound + 0.001)
     lower = None if direction == LOWER else -bound
     upper = None if direction == HIGHER else bound
-    return ref, lower, upper, sp
+    return ref, lower, upper, sp, by
 
 
 def _skipped(r: PerfRecord) -> bool:
@@ -194,7 +232,7 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
             refused.append(f"{fig.name}: median {median:g} {fig.unit}: a relative bound "
                            "around it cannot fail")
             continue
-        ref, lower, upper, sp = bound_for(per_session, direction, factor, floor)
+        ref, lower, upper, sp, set_by = bound_and_reason(per_session, direction, factor, floor)
         bound = max(abs(lower or 0), abs(upper or 0))
         side, sign = {LOWER: ("upper", "+"), HIGHER: ("lower", "-"),
                       None: ("two-sided", "±")}[direction]
@@ -207,5 +245,5 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
             continue
         shaping = {k: next(iter(v)) for k, v in fig.shaping.items() if k != "unit"}
         entries.append(Entry(fig.cls, fig.keys, fig.pvar, ref, lower, upper, fig.unit, sp,
-                             shaping, sorted(fig.tests)))
+                             shaping, sorted(fig.tests), set_by))
     return Calibration(system, sessions, entries, refused)

@@ -98,6 +98,8 @@ def cmd_calibrate(args, argv: list[str]) -> int:
             "factor": args.factor, "floor": args.floor, "sessions": infos}
     new_index = {e.cls: index_of(e.cls, next(r for r in records if r.base == e.cls))
                  for e in result.entries if e.cls not in existing}
+    print(f"bounds: the largest of the floor {100 * args.floor:g}%, {args.factor:g} x the noise "
+          f"and the farthest session, from {len(sessions)} sessions")
     for e in result.entries:
         print(f"{e.name}: {e.summary()}")
     if args.dry_run:

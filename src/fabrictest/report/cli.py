@@ -5,6 +5,7 @@
     fabric-report compare --against-references --session UUID   (or --report FILE)
     fabric-report html --report output/reports/run-report-UUID.json --sweep sweep.json -o report/
     fabric-report html --tag stack=pre-upgrade --tag stack=post-upgrade -o report/
+    fabric-report history --system vcluster --since 30d   (change points over the sessions)
 
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -34,8 +34,10 @@ from .compare import (
     render_table,
     verdict,
 )
+from .history_cmd import add_parser as add_history
 from .results import ResultsError, ResultSet
 from .sources import Source, check, read, writable_dir, writable_file
+from .sources import write_json as _write_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,16 +95,6 @@ class Loaded:
 
 def _load(src: Source) -> Loaded:
     return Loaded(src, read(src))
-
-
-def _write_json(path: str, data: dict) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
 
 
 def cmd_compare(args) -> int:
@@ -232,6 +224,7 @@ def cmd_html(args) -> int:
         outdir=outdir,
         embed=args.embed,
         ratios=ratios,
+        history=_history_section(args, records, outdir),
     )
     index = outdir / "index.html"
     try:
@@ -242,6 +235,16 @@ def cmd_html(args) -> int:
     print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps; "
           f"could not read {unreadable})")
     return 0
+
+
+def _history_section(args, records, outdir):
+    """With --history: the change points over every stored session of the report's system."""
+    if not args.history:
+        return None
+    from .history_cmd import html_section
+
+    systems = sorted({r.system for r in records})
+    return html_section(systems[0] if len(systems) == 1 else None, outdir, args.embed)
 
 
 def fraction(text: str) -> float:
@@ -280,11 +283,16 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--title", default="fabrictest report")
     h.add_argument("--tolerance", type=tolerance, default=None)
     h.add_argument("--embed", action="store_true", help="embed the PNGs in the HTML (base64)")
+    h.add_argument("--history", action="store_true",
+                   help="add the change points of every figure over the stored sessions of "
+                        "the report's system (as `fabric-report history`), a plot per figure")
     h.set_defaults(func=cmd_html)
     k = sub.add_parser(
         "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
         description="reference = the sessions' median; bound = the largest of --floor, "
-                    "--factor x 1.4826 MAD and the farthest session, on the side that matters "
+                    "--factor x the noise (1.4826 MAD, corrected for the number of sessions "
+                    "and the median's own error) and the farthest session, on the side that "
+                    "matters "
                     "(rates: lower, times: upper). Merged into the system's reference file; "
                     "other tests, entries, comments and provenance are kept as they are.")
     _add_sources(k)
@@ -305,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--dry-run", action="store_true",
                    help="print the entries and the file's diff, write nothing")
     k.set_defaults(func=cmd_calibrate)
+    add_history(sub, tolerance)
     return ap
 
 

@@ -207,6 +207,7 @@ def page(
     outdir: Path,
     embed: bool = False,
     ratios: tuple[list[RatioRow], list[dict], bool] | None = None,
+    history: tuple[str, str] | None = None,
 ) -> str:
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1>{_e(title)}</h1>",
@@ -246,6 +247,10 @@ def page(
             body.append(sweep_section(sweep, images, outdir, embed))
     else:
         body.append('<p class="note">No sweep results given.</p>')
+    if history:  # (verdict line, section) of `fabric-report html --history`
+        body.append("<h2>History: change points over the stored sessions</h2>")
+        body.append(f'<div class="verdict">{_e(history[0])}</div>')
+        body.append(history[1])
     body.append("<h2>All figures</h2>")
     body.append(_records_table(records) if records else '<p class="note">No records.</p>')
     return (

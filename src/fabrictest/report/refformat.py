@@ -109,9 +109,10 @@ def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: s
         "document": f"measured: {MEASURED_BY} from {len(sessions)} ReFrame sessions on "
                     f"{system} ({', '.join(hosts)}), {date[:10]}",
         "table": _what_was_read(sessions),
-        "note": f"reference = median of the sessions; bound = the largest of {100 * floor:g}%, "
-                f"{factor:g} x 1.4826 MAD and the farthest session, on the side that "
-                "matters (rates: lower, times: upper)",
+        "note": f"reference = median of the sessions; bound = the largest of the floor "
+                f"{100 * floor:g}%, {factor:g} x the noise (1.4826 MAD corrected for K sessions, "
+                "x sqrt(1 + pi/2K) for the median's own error) and the farthest session, "
+                "on the side that matters (rates: lower, times: upper)",
         "measured_by": MEASURED_BY,
     }
     if shaping:

@@ -8,6 +8,7 @@ Stored sessions are read through ReFrame's own command line (``reframe
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
@@ -97,6 +98,17 @@ def _num(x) -> float | None:
         return float(x)
     except (TypeError, ValueError):
         return None
+
+
+def _stamp(text) -> float | None:
+    """A perflog's `job_completion_time` (ISO 8601) as a Unix time; None when unreadable."""
+    try:
+        when = datetime.datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.astimezone()  # ReFrame writes local time
+    return when.timestamp()
 
 
 @dataclass
@@ -287,7 +299,8 @@ def read_perflogs(path: str | os.PathLike) -> ResultSet:
                 continue
             cols = line.rstrip("\n").split("|")
             if "display_name" in cols or "check_display_name" in cols:
-                header = [c.removeprefix("check_") for c in cols]
+                # `jobid=%(check_jobid)s` in a format heads its column `jobid=jobid`
+                header = [c.removeprefix("check_").partition("=")[0] for c in cols]
                 continue
             if header is None or len(cols) < len(header) - 1:
                 out.unreadable += 1
@@ -319,6 +332,7 @@ def read_perflogs(path: str | os.PathLike) -> ResultSet:
                         result=row.get("result", ""),
                         params=params_of(name),
                         session=jobid,
+                        time=_stamp(row.get("job_completion_time")),
                         source=str(f),
                     )
                 )

@@ -8,6 +8,7 @@ reports), `--perflog PATH` (a perflog file or a directory of them).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -124,3 +125,14 @@ def writable_dir(option: str, path: str) -> Path:
         raise ResultsError(f"{option} {path}: cannot write in it ({err.strerror or err})") \
             from err
     return p
+
+
+def write_json(path: str, data: dict) -> None:
+    """`--json PATH`, written atomically (a reader never sees half a file)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
