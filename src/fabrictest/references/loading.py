@@ -4,6 +4,7 @@ docstring for the format)."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from .model import (
     Reference,
     ReferenceError,
     ReferenceFile,
+    percent,
     reference_value_problem,
     side_that_matters,
 )
@@ -70,8 +72,10 @@ def read_yaml(path: Path) -> Any:
         raise ReferenceError(
             f"{path}: not a text file (byte {err.start} is not UTF-8): not a reference file"
         ) from None
+    stream = io.StringIO(text)
+    stream.name = path.name  # yaml's messages name the file, not "<unicode string>"
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         first = " ".join(str(err).split())
         raise ReferenceError(f"{path}: not YAML: {first}") from None
@@ -139,10 +143,10 @@ def band_problem(where: str, ref: Reference, loose_reason: str | None) -> str | 
             f"{STRICT_LOWER:+g}/{STRICT_UPPER:+g}")
     if ref.lower is not None and ref.lower < lo_limit:
         return (f"{where}: lower bound {ref.lower:g} catches only a drop over "
-                f"{-ref.lower * 100:.4g} % (at most {-lo_limit * 100:g} %: {hint})")
+                f"{percent(-ref.lower)} (at most {percent(-lo_limit)}: {hint})")
     if ref.upper is not None and ref.upper > up_limit:
         return (f"{where}: upper bound {ref.upper:g} catches only a rise over "
-                f"{ref.upper * 100:.4g} % (at most {up_limit * 100:g} %: {hint})")
+                f"{percent(ref.upper)} (at most {percent(up_limit)}: {hint})")
     return None
 
 

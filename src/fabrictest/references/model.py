@@ -28,6 +28,12 @@ LOOSE_LOWER, LOOSE_UPPER = -0.99, 999.0
 MIN_REFERENCE, MAX_REFERENCE = 1e-9, 1e15
 
 
+def percent(fraction: float) -> str:
+    """``0.99999`` -> ``'99.999 %'`` (a bound as people read it, however large)."""
+    p = fraction * 100
+    return f"{p:.6g} %" if math.isfinite(p) else f"{fraction:g} x 100 %"
+
+
 def reference_value_problem(value: Any) -> str | None:
     """Why ``value`` cannot be a reference (or an expected figure), or None."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -77,9 +83,9 @@ class Reference:
         """The bounds wider than the strict band, as ``catches only ...`` phrases."""
         out = []
         if self.lower is not None and self.lower < STRICT_LOWER:
-            out.append(f"catches only a drop over {-self.lower * 100:.4g} %")
+            out.append(f"catches only a drop over {percent(-self.lower)}")
         if self.upper is not None and self.upper > STRICT_UPPER:
-            out.append(f"catches only a rise over {self.upper * 100:.4g} %")
+            out.append(f"catches only a rise over {percent(self.upper)}")
         return out
 
 
