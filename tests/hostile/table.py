@@ -343,8 +343,12 @@ VCLUSTER_BAD = [
     (["restore", "node"], r"'node' is not a node name"),
     (["frobnicate"], r"invalid choice: 'frobnicate'"),
 ]
+# `up` is given a state directory it cannot create (under /proc): were a bad value ever not
+# refused, `up` would stop there, before any namespace, daemon or link is made
+VC_UP = ["vcluster", "--state-dir", "/proc/fabrictest-hostile/state"]
 for argv, line in VCLUSTER_BAD:
-    cmd(f"vcluster {' '.join(argv)}", [*VC, *argv], 2, rf"^vcluster: error: .*{line}")
+    base = VC_UP if argv[:1] == ["up"] else VC
+    cmd(f"vcluster {' '.join(argv)}", [*base, *argv], 2, rf"^vcluster: error: .*{line}")
 cmd("vcluster status with no cluster", [*VC, "status"], 1,
     r"^vcluster: error: no cluster in .*: run `vcluster up`")
 
