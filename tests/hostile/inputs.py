@@ -135,6 +135,17 @@ def perflog(rows: list[tuple[str, str]]) -> str:
     return head + body
 
 
+def run_report(uuid: str, checkout: str, value: float) -> dict:
+    """A ReFrame run report of one TxRxTest figure on local, run from `checkout`."""
+    tc = {"name": "TxRxTest_1", "display_name": "TxRxTest %scenario=paired", "system": "local",
+          "partition": "default", "environ": "openmpi", "result": "pass",
+          "scenario": "paired", "session_uuid": uuid,
+          "perfvalues": {"local:default:stream_gbps": [value, 1.0, -0.3, None, "Gbps", "pass"]}}
+    info = {"uuid": uuid, "hostname": "vm", "workdir": checkout,
+            "config_files": ["<builtin>", f"{checkout}/config/reframe/settings.py"]}
+    return {"session_info": info, "runs": [{"testcases": [tc]}]}
+
+
 def write_all(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     refs = d / "refs"
@@ -200,6 +211,10 @@ def write_all(d: Path) -> Path:
     (d / "report-binary.json").write_bytes(b"\x80\x81\xff" * 50)
     (d / "report-not-a-report.json").write_text(json.dumps({"hello": 1}))
     (d / "report-list.json").write_text(json.dumps([1, 2, 3]))
+    for i, (checkout, value) in enumerate((("/clone/a", 1.0), ("/clone/b", 1.01),
+                                            ("/clone/a", 0.99))):
+        (d / f"mixed-{i}.json").write_text(json.dumps(run_report(f"{i}" * 8, checkout, value)))
+    (d / "one-checkout.json").write_text(json.dumps(run_report("9" * 8, "/clone/a", 1.0)))
     (d / "sweep-binary.json").write_bytes(b"\xff" * 64)
     (d / "sweep-not-json.json").write_text("[")
     (d / "hostfile-binary").write_bytes(b"\xff\xfe\x00node01\n")

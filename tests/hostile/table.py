@@ -309,6 +309,17 @@ for argv, line in REPORT_BAD:
         rf"^fabric-report[ a-z]*: .*{line}")
 cmd("report compare healthy perflogs", ["fabric-report", "compare", "--perflog", f"{P}/base",
                                         "--perflog", f"{P}/target"], 0, r".", stream="out")
+# sessions of several checkouts (a site's shared results database): said, or refused
+cmd("report compare a side of two checkouts", ["fabric-report", "compare", "--report",
+                                               "{d}/mixed-*.json", "--report",
+                                               "{d}/one-checkout.json"], 0,
+    r"^fabric-report: note: .*the sessions come from 2 checkouts: vm:/clone/a \(2 sessions\); "
+    r"vm:/clone/b \(1 session\)", why="every clone of the suite shares one results database")
+cmd("report calibrate sessions of two checkouts", ["fabric-report", "calibrate", "--report",
+                                                   "{d}/mixed-*.json", "--dry-run"], 2,
+    r"^fabric-report: .*the sessions come from 2 checkouts: .*calibrate from the sessions of "
+    r"one checkout")
+
 # non-finite and impossible figures in the records (the other half of issue 18: refused in one
 # line, exit 2, never a traceback)
 for name in ("inf", "nan", "negative", "zero"):
@@ -408,6 +419,9 @@ for test, (fname, line) in RFM_REFS.items():
         why="a lower bound of -0.99999, a reference of 1e-300, an upper bound of 1e+308, a key "
             "written twice, a time bounded only from below; a binary file: a codec traceback")
 rfm("reframe --dry-run with good values passes", "good:TxRxTest", r"^pass$")
+rfm("reframe a loose bound says what it catches", "good:loose",
+    r"^BisectionTest: node_bw catches only a drop over 99 % \(loose: ",
+    why="a reference that fails only in theory passes without a word")
 rfm("reframe --dry-run writes no perflog", "good:perflogs", r"^no perflog$",
     why="reframe --dry-run appends empty pass rows to the perflogs and rotates the history")
 rfm("reframe a second run on one stage directory", "locked:", r"another ReFrame run .* is using "
