@@ -31,9 +31,8 @@ from __future__ import annotations
 import os
 import shlex
 
-import fabric_run_lock
+import fabric_records
 import reframe as rfm
-import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
@@ -91,7 +90,6 @@ class FabricCheck(
         :mod:`fabric_variables`) fails the test before it is set up, built or run, with one
         line; a case that a bad placing value (``-S num_nodes=-3``) left without a partition is
         kept on them all, so that the refusal is seen rather than the case silently unlisted."""
-        fabric_run_lock.hold(rt.runtime().stage_prefix)  # one run per stage directory
         bad = variable_problems(self)
         self._variable_problems = list(bad.values())
         if not self.valid_systems and any(name in PLACING for name in bad):
@@ -99,6 +97,7 @@ class FabricCheck(
 
     @run_before("setup", always_last=False)
     def _fail_on_senseless_variables(self):
+        fabric_records.before_setup(self)  # one run per stage directory; no dry-run perflogs
         if self._variable_problems:
             raise ReframeError("; ".join(self._variable_problems))
 
