@@ -91,15 +91,15 @@ class FabricCheck(
         line; a case that a bad placing value (``-S num_nodes=-3``) left without a partition is
         kept on them all, so that the refusal is seen rather than the case silently unlisted."""
         bad = variable_problems(self)
-        self._variable_problems = list(bad.values())
+        self.refused_values = list(bad.values())
         if not self.valid_systems and any(name in PLACING for name in bad):
             self.valid_systems = ["*"]
 
     @run_before("setup", always_last=False)
     def _fail_on_senseless_variables(self):
         fabric_records.before_setup(self)  # one run per stage directory; no dry-run perflogs
-        if self._variable_problems:
-            raise ReframeError("; ".join(self._variable_problems))
+        if self.refused_values:
+            raise ReframeError("; ".join(self.refused_values))
 
     # -- the parsed result ----------------------------------------------------------------
     def parse(self, text: str):

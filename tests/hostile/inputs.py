@@ -190,6 +190,11 @@ def write_all(d: Path) -> Path:
     out.mkdir(exist_ok=True)
     for name, text in osu_outputs().items():
         (out / f"osu_bw-{name}.txt").write_text(text)
+    latency = (REAL / "osu_latency-5.3.2-mvapich2-ib.txt").read_text()
+    (out / "osu_latency-site-version.txt").write_text(
+        latency.replace("Latency Test v5.3.2", "Latency Test v7.0-site1"))
+    (out / "osu_bw-inf-at-4k.txt").write_text(
+        _osu_bw_text().replace("4096                 5094.90", "4096                     inf"))
     for name, text in txrx_outputs().items():
         (out / f"txrx-{name}.txt").write_text(text)
     # perflogs and reports

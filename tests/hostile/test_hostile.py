@@ -111,6 +111,14 @@ def _py(case: Case, d: Path) -> str:
             value = _as_reframe_would(text)
             stand_in = type("StandIn", (), {name: value})()
             return next(iter(rules.problems(stand_in).values()), "no problem")
+        if spec.startswith(("osu-name:", "osu-missing:")):
+            from fabrictest.parsers.osu import missing, parse_osu
+
+            kind, fname = spec.split(":", 1)
+            result = parse_osu((d / "outputs" / fname).read_text())
+            if kind == "osu-name":
+                return result.benchmark
+            return "; ".join(missing(result, max_size=max(result.sizes()))) or "whole"
         module, cls, fname = spec.split(":")
         measurement = getattr(importlib.import_module(module), cls)()
         if cls == "OsuBw":
