@@ -309,12 +309,21 @@ REPORT_BAD = [
     (["html", "--perflog", f"{P}/base", "--sweep", "{d}/sweep-not-json.json", "-o", "{d}/h2"],
      r"sweep-not-json\.json"),
     (["html", "--perflog", f"{P}/base", "--tolerance", "nan", "-o", "{d}/h3"], r"tolerance"),
-    (["history"], r"invalid choice: 'history'"),
+    (["history", "--perflog", f"{P}/base", "--tolerance", "nan"], r"tolerance"),
+    (["history", "--perflog", f"{P}/base", "--tolerance", "-1"], r"tolerance"),
+    (["history", "--perflog", "{d}/none"], r"none"),
+    (["history", "--perflog", f"{P}/binary"], r"."),
+    (["history", "--report", "{d}/report-not-json.json"], r"report-not-json\.json"),
+    (["history", "--since", "yesterday-ish", "--perflog", f"{P}/base"], r"since|yesterday"),
     (["--bogus"], r"."),
 ]
 for argv, line in REPORT_BAD:
     cmd(f"report {' '.join(argv)}", ["fabric-report", *argv], 2,
         rf"^fabric-report[ a-z]*: .*{line}")
+cmd("report history of 3 sessions", ["fabric-report", "history", "--perflog", f"{P}/base"], 2,
+    r"^(fabric-report[ a-z]*: )?nothing to judge: .* 10 needed")
+cmd("report history (inf figure)", ["fabric-report", "history", "--perflog", f"{P}/inf"], 2,
+    r"^fabric-report[ a-z]*: .*value inf .* is not a finite number")
 cmd("report compare healthy perflogs", ["fabric-report", "compare", "--perflog", f"{P}/base",
                                         "--perflog", f"{P}/target"], 0, r".", stream="out")
 # sessions of several checkouts (a site's shared results database): said, or refused
