@@ -24,9 +24,9 @@ from fabrictest.parsers.alltomany import missing, parse_alltomany_all
 ITERATIONS = [2, 8, 16, 32]
 
 
-def runs_on(part, ppn: int, num_nodes: int) -> tuple[int, int, bool]:
+def runs_on(part, ppn: int | None, num_nodes: int | None) -> tuple[int, int, bool]:
     """(nodes, ranks per node, whether two groups of ranks on one host stand for the nodes) of
-    the all-to-many runs on partition ``part``; 0 for ``ppn``/``num_nodes``: the partition's."""
+    the all-to-many runs on partition ``part``; None for ``ppn``/``num_nodes``: the partition's."""
     ppn = ppn or int(part.extras.get("ranks_per_node", 2))
     nodes = num_nodes or node_count(part)
     if nodes < 2 and one_host(part):
@@ -40,8 +40,8 @@ class AllToManyTest(FabricTest):
     iterations = parameter(ITERATIONS)
     #: message block unit size (bytes), -b (the all-to-many (Cori) notes: 32)
     unit_size = variable(int, value=32)
-    #: ranks per node, -p; 0: the partition's ranks_per_node
-    ppn = variable(int, value=0)
+    #: ranks per node, -p; unset: the partition's ranks_per_node
+    ppn = variable(int, type(None), value=None)
 
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
     shaped_by = ("unit_size", "ppn", "num_nodes")

@@ -20,10 +20,10 @@ from fabrictest.parsers.bisection import missing, parse_bisection
 @rfm.simple_test
 class BisectionTest(FabricTest):
     scenario = variable(str, value="bisection")
-    #: ranks per node; 0: the partition's ranks_per_node
-    ppn = variable(int, value=0)
-    #: repetitions per size; 0: 100 (20 in the quick profile)
-    num_reps = variable(int, value=0)
+    #: ranks per node; unset: the partition's ranks_per_node
+    ppn = variable(int, type(None), value=None)
+    #: repetitions per size; unset: 100 (20 in the quick profile)
+    num_reps = variable(int, type(None), value=None)
 
     tags = {"fabric", "bisection", "acceptance", "regression"}
     informational_perf_vars = [r"node_bw_\d+"]

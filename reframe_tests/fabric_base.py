@@ -31,14 +31,17 @@ from __future__ import annotations
 import os
 import shlex
 
+import fabric_records
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
 from fabric_placement import Placement
 from fabric_references import ReferenceChecks
+from fabric_variables import PLACING
+from fabric_variables import problems as variable_problems
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import PerformanceError, SanityError
+from reframe.core.exceptions import PerformanceError, ReframeError, SanityError
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.launch import EXIT_STATUS_LINE, describe, exit_statuses, launch_failures
@@ -69,8 +72,8 @@ class FabricCheck(
 
     #: 'full' (acceptance sizes) or 'quick' (smallest sizes; --mode quick sets it)
     size_profile = variable(typ.Str[r"full|quick"], value="full")
-    #: nodes to use; 0: what the partition's extras say (num_nodes / nodes)
-    num_nodes = variable(int, value=0)
+    #: nodes to use; unset: what the partition's extras say (num_nodes / nodes)
+    num_nodes = variable(int, type(None), value=None)
     #: the output file :meth:`result` parses; None: the job's stdout
     result_file: str | None = None
 
@@ -80,6 +83,23 @@ class FabricCheck(
     time_limit = "20m"
     maintainers = ["fabrictest"]
     tags = {"fabric"}
+
+    @run_after("init", always_last=True)
+    def _refuse_senseless_variables(self):
+        """A variable whose value makes no sense (``-S nmsg=0``, ``-S loss_tolerance=nan``,
+        :mod:`fabric_variables`) fails the test before it is set up, built or run, with one
+        line; a case that a bad placing value (``-S num_nodes=-3``) left without a partition is
+        kept on them all, so that the refusal is seen rather than the case silently unlisted."""
+        bad = variable_problems(self)
+        self.refused_values = list(bad.values())
+        if not self.valid_systems and any(name in PLACING for name in bad):
+            self.valid_systems = ["*"]
+
+    @run_before("setup", always_last=False)
+    def _fail_on_senseless_variables(self):
+        fabric_records.before_setup(self)  # one run per stage directory; no dry-run perflogs
+        if self.refused_values:
+            raise ReframeError("; ".join(self.refused_values))
 
     # -- the parsed result ----------------------------------------------------------------
     def parse(self, text: str):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import fabric_records
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
@@ -88,6 +89,10 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
                 f"{not_found_hint(suite)}"
             )
         return path
+
+    @run_before("setup")
+    def _one_run_per_stage_directory(self):
+        fabric_records.before_setup(self)  # before this fixture's stage directory is made
 
     @run_before("compile")
     def choose_build(self):

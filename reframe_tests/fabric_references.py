@@ -177,6 +177,11 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             state.unit_errors = refs.unit_mismatches(state.file, name, keys, found, units)
             # a figure measured with other shaping values is not judged against them
             state.refused = refs.refusals(state.file, name, system, keys, found, shaping)
+        for var, ref in (found or {}).items():  # a loose bound says, every run, what it catches
+            if var not in state.refused and ref.outside_strict_band():
+                getlogger().info(
+                    f"{self.display_name}: {var} {' and '.join(ref.outside_strict_band())} "
+                    f"(loose: {state.file.classes[name].loose_reason(keys, var)})")
         judged = {}  # figure -> the figure of the file whose bounds it takes
         for var in self.perf_variables:
             source = var if var in found else self.headline_of(var)

@@ -25,9 +25,9 @@ class ImbTest(FabricTest):
     benchmark = parameter(["PingPong", "Uniband", "Biband"])
     transport = parameter(["rdma", "tcp"])
     #: largest size 2**msglog (the ORFEO IMB notes: 28); quick profile: 16
-    msglog = variable(int, value=0)
-    #: at most this many repetitions per size (-iter); 0: extras.imb_iter, else IMB's default
-    max_repetitions = variable(int, value=0)
+    msglog = variable(int, type(None), value=None)
+    #: at most this many repetitions per size (-iter); unset: extras.imb_iter, else IMB's default
+    max_repetitions = variable(int, type(None), value=None)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions")

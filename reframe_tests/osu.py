@@ -31,10 +31,10 @@ QUICK_MAX_SIZE = 64 * 1024
 
 
 class OsuBase(FabricTest):
-    #: largest message size (-m); 0: the benchmark's default (4 MiB); quick profile: 64 KiB
-    max_size = variable(int, value=0)
-    #: iterations (-i); 0: the benchmark's default
-    osu_iterations = variable(int, value=0)
+    #: largest message size (-m); unset: the benchmark's default (4 MiB); quick profile: 64 KiB
+    max_size = variable(int, type(None), value=None)
+    #: iterations (-i); unset: the benchmark's default
+    osu_iterations = variable(int, type(None), value=None)
 
     tags = {"fabric", "osu", "acceptance", "regression"}
     shaped_by = ("max_size", "osu_iterations")
@@ -121,8 +121,8 @@ class OsuMbwMrTest(OsuBase):
     scenario = variable(str, value="paired")
     scope = parameter(["switch", "group", "global"])
     ranks_per_node = parameter([1, 8, 20])
-    #: nodes; 0: extras.node_set_sizes[scope], else the partition's nodes
-    mbw_nodes = variable(int, value=0)
+    #: nodes; unset: extras.node_set_sizes[scope], else the partition's nodes
+    mbw_nodes = variable(int, type(None), value=None)
 
     def layout_on(self, part) -> tuple[int, bool]:
         """(nodes, whether two groups of ranks on one host stand for them) on ``part``; a

@@ -23,8 +23,8 @@ class PerftestWriteBwTest(FabricTest):
     connection = variable(str, value="UC")
     #: bytes per message: the tx/rx tool's default, whose figures this one anchors
     msg_size = variable(int, value=DEFAULT_MSG_SIZE)
-    #: iterations; 0: 100_000 (5_000 in the quick profile)
-    perftest_iters = variable(int, value=0)
+    #: iterations; unset: 100_000 (5_000 in the quick profile)
+    perftest_iters = variable(int, type(None), value=None)
 
     tags = {"fabric", "perftest", "rdma", "acceptance", "regression"}
     shaped_by = ("msg_size", "connection", "perftest_iters")

@@ -45,9 +45,9 @@ class TxRxTest(FabricTest):
     msg_size = variable(int, value=DEFAULT_MSG_SIZE)
     num_blks = variable(int, value=DEFAULT_NUM_BLKS)
     num_cmsgs = variable(int, value=DEFAULT_NUM_CMSGS)
-    #: messages per stream; 0: txrx's default (100_000, the SEREN tx/rx notes), 20_000 in the
-    #: quick profile
-    nmsg = variable(int, value=0)
+    #: messages per stream; unset: txrx's default (100_000, the SEREN tx/rx notes), 20_000 in
+    #: the quick profile
+    nmsg = variable(int, type(None), value=None)
     #: rdma queue pair type
     transport = variable(str, value="uc")
     #: largest loss rate accepted (only with --method rdma --transport uc)
@@ -58,7 +58,7 @@ class TxRxTest(FabricTest):
     #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
     #: its rates are figures of this host's memory, named sim_* and informational)
     verbs = variable(typ.Str[r"nic|sim"], value="nic")
-    #: messages per stream over the simulated provider (when nmsg is 0)
+    #: messages per stream over the simulated provider (when nmsg is unset)
     sim_nmsg = variable(int, value=3000)
 
     executable = "txrx"

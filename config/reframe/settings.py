@@ -40,9 +40,12 @@ Conventions the tests rely on (see docs/reframe.md):
   ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
   nodelist}).
 
-Results storage is enabled (sqlite, ``$FABRICTEST_RESULTS_DB`` or
-``~/.reframe/reports/fabrictest.db``) and performance logs go to ``output/perflogs/`` under the
-repository (override with ``--perflogdir``).
+Results storage is enabled (sqlite): one database per checkout, ``output/reports/results.db``
+under the repository, so that two clones of the suite on one machine never mix their sessions
+(``$FABRICTEST_RESULTS_DB`` names one shared by a site's checkouts instead: then every
+session records its checkout in its settings file's path). Performance logs go to
+``output/perflogs/`` under the repository (override with ``--perflogdir``); a dry run writes
+none (``reframe_tests/fabric_records.py``).
 
 ReFrame's debug log: every ``reframe`` call (a run, a dry run, a listing, a query of stored
 sessions) gets its own file, ``output/logs/reframe-<time>-<pid>.log``, so no call truncates or
@@ -140,11 +143,12 @@ def _modes() -> list[dict]:
     ]
 
 
+#: this checkout's results database (``$FABRICTEST_RESULTS_DB``: a site's shared one)
+RESULTS_DB = ROOT / "output" / "reports" / "results.db"
+
+
 def _results_db() -> str:
-    return os.environ.get(
-        "FABRICTEST_RESULTS_DB",
-        os.path.join(os.path.expanduser("~"), ".reframe", "reports", "fabrictest.db"),
-    )
+    return os.environ.get("FABRICTEST_RESULTS_DB") or str(RESULTS_DB)
 
 
 def log_file() -> str:

@@ -392,15 +392,16 @@ def test_installed_command_exit_codes(tmp_path, command):
             "--no-ibv-devinfo",
             "--node-name",
             "n01",
-            "--expect-mtu",
-            "8192",
+            "--expect-rate",
+            "9999",
         ],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 1, proc.stderr
-    assert "HEALTH n01 mlx5_0/1 active_mtu: FAIL 4096 < 8192" in proc.stdout.splitlines()
+    assert any(line.startswith("HEALTH n01 mlx5_0/1 rate: FAIL") and "9999 Gb/s" in line
+               for line in proc.stdout.splitlines()), proc.stdout
     proc = subprocess.run(
         [*command, "--expect-mtu", "big"], capture_output=True, text=True, timeout=60
     )

@@ -128,7 +128,11 @@ if "dead" in (src, dst):
 slow = "slow" in (src, dst) or src == "slowtx" or dst == "slowrx"
 rate = 0.05 if slow else 0.19
 time.sleep(0.2)
-print(f"INFO:__main__:Rank 0 receiver from transmitter 0, data rate is {rate} Gbps")
+for line in ("elapsed time is 1.0 seconds", f"data rate is {rate} Gbps", "message missed is 0",
+             "message received is 500", "message total is 500", "message loss rate is 0.0"):
+    print(f"INFO:__main__:Rank 0 receiver from transmitter 0, {line}")
+print("INFO:__main__:Rank 0 transmitter elapsed time is 1.0 seconds")
+print(f"INFO:__main__:Rank 0 transmitter data rate is {rate} Gbps")
 """
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import socket
 import sys
 from pathlib import Path
 
 from fabrictest.parsers.health import CheckResult
+from fabrictest.parsers.ibv_devinfo import normalise_link_layer
 
 from .checks import HealthExpectations, evaluate_arp_thresholds, evaluate_netdev, evaluate_port
 from .gather import gather_gc_thresh, gather_netdevs, gather_ports, ping_peer
@@ -28,10 +30,41 @@ EXIT_NO_DEVICE = 2
 EXIT_USAGE = 64
 
 
+#: the MTUs an RDMA port can have (IBTA: 256 to 4096 bytes)
+RDMA_MTUS = (256, 512, 1024, 2048, 4096)
+MAX_RATE_GBPS = 10_000.0  # no port is faster (NDR is 400, XDR 800 per port)
+NETDEV_MTU_RANGE = (68, 65536)  # IPv4's minimum to the largest an interface takes
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # usage errors must not look like "no device" (2)
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def usage_problem(args: argparse.Namespace) -> str | None:
+    """Why an option makes no sense, or None: checked before anything is read from the node,
+    so a bad value is refused the same with or without an RDMA device."""
+    if args.expect_mtu is not None and args.expect_mtu not in RDMA_MTUS:
+        return (f"--expect-mtu {args.expect_mtu}: an RDMA MTU is one of "
+                f"{', '.join(map(str, RDMA_MTUS))}")
+    rate = args.expect_rate
+    if rate is not None and not (math.isfinite(rate) and 0 < rate <= MAX_RATE_GBPS):
+        return f"--expect-rate {rate:g}: a port rate is a number of Gb/s in (0, {MAX_RATE_GBPS:g}]"
+    lo, hi = NETDEV_MTU_RANGE
+    if args.netdev_mtu is not None and not lo <= args.netdev_mtu <= hi:
+        return f"--netdev-mtu {args.netdev_mtu}: an interface MTU is {lo} to {hi} bytes"
+    if args.link_layer is not None and normalise_link_layer(args.link_layer) not in (
+            "Ethernet", "InfiniBand"):
+        return f"--link-layer {args.link_layer!r}: Ethernet (RoCE) or InfiniBand"
+    if args.port is not None and not 1 <= args.port <= 255:
+        return f"--port {args.port}: an RDMA port number is 1 to 255"
+    if (args.nodes is not None and args.nodes < 1) or args.nics_per_node < 1:
+        return "--nodes and --nics-per-node must be >= 1"
+    if any(not d.strip() for d in args.device or ()):
+        return "--device needs a device name (e.g. mlx5_0)"
+    if args.node_name is not None and not args.node_name.strip():
+        return "--node-name is empty"
+    return None
 
 
 def _env_nodes() -> int | None:
@@ -141,8 +174,9 @@ def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] |
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if (args.nodes is not None and args.nodes < 1) or args.nics_per_node < 1:
-        print("fabric-health: error: --nodes and --nics-per-node must be >= 1", file=sys.stderr)
+    problem = usage_problem(args)
+    if problem:
+        print(f"fabric-health: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     node = args.node_name or socket.gethostname().split(".")[0]
     results, source = run_checks(args, node)

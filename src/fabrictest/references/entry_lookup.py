@@ -37,7 +37,7 @@ def resolve(
         node = node[key]
         path.append(str(key))
     where = f"{ref_file.path.name}:{test_class}:{'.'.join(path)}"
-    return tuple(path), {var: parse_entry(f"{where}.{var}", val) for var, val in node.items()}
+    return tuple(path), {var: parse_entry(f"{where}.{var}", val, var) for var, val in node.items()}
 
 
 def lookup(

@@ -4,6 +4,7 @@ docstring for the format)."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Mapping
@@ -14,13 +15,21 @@ import yaml
 
 from .model import (
     INDEX_KEY,
+    LOOSE_KEY,
+    LOOSE_LOWER,
+    LOOSE_UPPER,
     MEASURED_WITH,
     PROVENANCE_FIELDS,
     PROVENANCE_KEY,
+    STRICT_LOWER,
+    STRICT_UPPER,
     ClassReferences,
     Reference,
     ReferenceError,
     ReferenceFile,
+    percent,
+    reference_value_problem,
+    side_that_matters,
 )
 
 
@@ -28,9 +37,55 @@ def _num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def parse_entry(where: str, val: Any) -> Reference:
-    """One ``[ref, lower, upper, unit]`` that can fail; ReferenceError (one line: ``where``
-    names file, key path and figure) otherwise."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml's safe loader, refusing a mapping that writes one key twice (the last would
+    silently win: a reference edited in one place and read from another)."""
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep=False):
+    seen = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            twice = key in seen
+        except TypeError:  # an unhashable key: the stock constructor says so
+            break
+        if twice:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is written twice in one mapping", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file's content; ReferenceError (one line naming the file) when it cannot be
+    read, is not text, is not YAML or writes a key twice."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise ReferenceError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ReferenceError(
+            f"{path}: not a text file (byte {err.start} is not UTF-8): not a reference file"
+        ) from None
+    stream = io.StringIO(text)
+    stream.name = path.name  # yaml's messages name the file, not "<unicode string>"
+    try:
+        return yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as err:
+        first = " ".join(str(err).split())
+        raise ReferenceError(f"{path}: not YAML: {first}") from None
+
+
+def parse_entry(where: str, val: Any, figure: str = "") -> Reference:
+    """One ``[ref, lower, upper, unit]`` that can fail, bounded on the side that matters for
+    ``figure`` in its unit; ReferenceError (one line: ``where`` names file, key path and
+    figure) otherwise. The band of the bounds is checked by :func:`load` (it needs the
+    provenance's ``loose:`` reason)."""
     if not isinstance(val, list) or len(val) not in (3, 4):
         raise ReferenceError(f"{where}: expected [ref, lower, upper, unit], got {val!r}")
     ref, lower, upper = val[:3]
@@ -63,7 +118,36 @@ def parse_entry(where: str, val: Any) -> Reference:
         raise ReferenceError(f"{where}: upper threshold {upper} must be >= 0")
     if unit is not None and not isinstance(unit, str):
         raise ReferenceError(f"{where}: unit {unit!r} is not a string")
+    problem = reference_value_problem(ref)
+    if problem:
+        raise ReferenceError(f"{where}: {problem}")
+    side = side_that_matters(unit, figure) if figure else None
+    if side == "lower" and lower is None:
+        raise ReferenceError(f"{never} a rate ({figure} in {unit}) needs a lower bound: only a "
+                             "drop can fail it")
+    if side == "upper" and upper is None:
+        kind = "a time" if unit and unit.strip() in ("s", "ms", "us", "ns") else "better lower"
+        raise ReferenceError(f"{never} {figure} in {unit} ({kind}) needs an upper bound: only a "
+                             "rise can fail it")
     return Reference(float(ref), lower, upper, unit)
+
+
+def band_problem(where: str, ref: Reference, loose_reason: str | None) -> str | None:
+    """Why a bound is too wide to fail at a drop a user cares about, or None: without a
+    ``loose:`` reason the bounds keep to [STRICT_LOWER, STRICT_UPPER]; with one, to the loose
+    band."""
+    lo_limit, up_limit = ((LOOSE_LOWER, LOOSE_UPPER) if loose_reason
+                          else (STRICT_LOWER, STRICT_UPPER))
+    hint = ("even with a loose: reason" if loose_reason else
+            f"give a '{LOOSE_KEY}: <why>' reason in its {PROVENANCE_KEY} to go past "
+            f"{STRICT_LOWER:+g}/{STRICT_UPPER:+g}")
+    if ref.lower is not None and ref.lower < lo_limit:
+        return (f"{where}: lower bound {ref.lower:g} catches only a drop over "
+                f"{percent(-ref.lower)} (at most {percent(-lo_limit)}: {hint})")
+    if ref.upper is not None and ref.upper > up_limit:
+        return (f"{where}: upper bound {ref.upper:g} catches only a rise over "
+                f"{percent(ref.upper)} (at most {percent(up_limit)}: {hint})")
+    return None
 
 
 def _check_measured_with(where: str, block: Any) -> None:
@@ -89,7 +173,7 @@ def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -
         for var, val in node.items():
             if not isinstance(var, str) or var.startswith("$"):
                 raise ReferenceError(f"{where}: bad performance variable name {var!r}")
-            values[var] = parse_entry(f"{where}:{'.'.join([*keys, var])}", val)
+            values[var] = parse_entry(f"{where}:{'.'.join([*keys, var])}", val, var)
         out[keys] = values
         return
     for key, child in node.items():
@@ -102,13 +186,7 @@ def load(
     """Parse and validate one reference file (for ``system``: by default the file's stem);
     raises :class:`ReferenceError` with one line naming the file, key path and figure."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise ReferenceError(f"{path}: cannot read: {err.strerror or err}") from err
-    except yaml.YAMLError as err:
-        first = " ".join(str(err).split())
-        raise ReferenceError(f"{path}: not YAML: {first}") from err
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ReferenceError(f"{path}: top level must be a mapping of test class names")
     provenance = raw.get(PROVENANCE_KEY, {}) or {}
@@ -146,6 +224,12 @@ def load(
                     if isinstance(entry, Mapping):
                         _check_measured_with(f"{here}.values.{dotted}", entry.get(MEASURED_WITH))
         cref = ClassReferences(name, index, entries, prov)
+        for keys, values in entries.items():
+            for var, ref in values.items():
+                problem = band_problem(f"{where}:{'.'.join([*keys, var])}", ref,
+                                       cref.loose_reason(keys, var))
+                if problem:
+                    raise ReferenceError(problem)
         if require_provenance:
             for keys, values in entries.items():
                 for var in values:

@@ -9,10 +9,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .direction import HIGHER, LOWER, better
+
 PROVENANCE_KEY = "$provenance"
 INDEX_KEY = "$index"
 PROVENANCE_FIELDS = ("document", "table")
 MEASURED_WITH = "measured_with"
+#: a `$provenance` field (block or per value) saying why a figure's bounds are wider than the
+#: strict band; every run then says what the figure can still catch
+LOOSE_KEY = "loose"
+
+#: the band a bound keeps to: a reference fails at a drop (rates) or rise (times) a user
+#: cares about; a wider bound needs a `loose:` reason, and is never wider than the loose band
+STRICT_LOWER, STRICT_UPPER = -0.5, 1.0
+LOOSE_LOWER, LOOSE_UPPER = -0.99, 999.0
+#: a reference is a normal positive number in this range (1e-300, a subnormal, 1e308 are
+#: typing errors, not figures of a fabric: a nanosecond to a petabyte per second)
+MIN_REFERENCE, MAX_REFERENCE = 1e-9, 1e15
+
+
+def percent(fraction: float) -> str:
+    """``0.99999`` -> ``'99.999 %'`` (a bound as people read it, however large)."""
+    p = fraction * 100
+    return f"{p:.6g} %" if math.isfinite(p) else f"{fraction:g} x 100 %"
+
+
+def reference_value_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a reference (or an expected figure), or None."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return f"reference {value!r} is not a number"
+    if not math.isfinite(value):
+        return f"reference {value!r} is not a finite number"
+    if value <= 0:
+        return (f"reference {value:g} is not positive (every figure here is a rate, time or "
+                "ratio; bounds relative to 0 are 0)")
+    if not MIN_REFERENCE <= value <= MAX_REFERENCE:
+        return (f"reference {value:g} is outside {MIN_REFERENCE:g}..{MAX_REFERENCE:g} "
+                "(no fabric figure is that small or large: a typing error?)")
+    return None
+
+
+def side_that_matters(unit: str | None, figure: str) -> str | None:
+    """'lower' for a figure that must be bounded from below (a rate: better higher), 'upper'
+    for one bounded from above (a time, a growth: better lower), None when neither says."""
+    way = better(unit or "", figure)
+    return {HIGHER: "lower", LOWER: "upper"}.get(way)
 
 
 class ReferenceError(ValueError):
@@ -38,6 +79,15 @@ class Reference:
         lo, hi = self.bounds()
         return lo <= measured <= hi
 
+    def outside_strict_band(self) -> list[str]:
+        """The bounds wider than the strict band, as ``catches only ...`` phrases."""
+        out = []
+        if self.lower is not None and self.lower < STRICT_LOWER:
+            out.append(f"catches only a drop over {percent(-self.lower)}")
+        if self.upper is not None and self.upper > STRICT_UPPER:
+            out.append(f"catches only a rise over {percent(self.upper)}")
+        return out
+
 
 @dataclass
 class ClassReferences:
@@ -61,6 +111,23 @@ class ClassReferences:
             out.update(per_value)
             if merged:
                 out[MEASURED_WITH] = merged
+        return out
+
+    def loose_reason(self, keys: tuple[str, ...], var: str) -> str | None:
+        """The ``loose:`` reason given for one figure's wide bounds (None: none given)."""
+        reason = (self.provenance_for(keys, var) or {}).get(LOOSE_KEY)
+        return reason.strip() if isinstance(reason, str) and reason.strip() else None
+
+    def looseness(self) -> list[str]:
+        """One line per figure whose bounds are wider than the strict band (each has a
+        ``loose:`` reason, or the file would not have loaded): what it can still catch."""
+        out = []
+        for keys, values in self.entries.items():
+            for var, ref in values.items():
+                wide = ref.outside_strict_band()
+                if wide:
+                    out.append(f"{self.name}:{'.'.join([*keys, var])} {' and '.join(wide)} "
+                               f"(loose: {self.loose_reason(keys, var)})")
         return out
 
     def measured_with(self, keys: tuple[str, ...], var: str) -> dict[str, Any]:

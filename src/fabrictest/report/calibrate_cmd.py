@@ -19,7 +19,7 @@ import yaml
 
 from . import calibrate as cal
 from . import refformat, refmerge, stats
-from .results import ResultsError, ResultSet, params_of
+from .results import ResultsError, ResultSet, mixed_checkouts, params_of
 from .sources import check, read, writable_file
 
 
@@ -51,6 +51,10 @@ def cmd_calibrate(args, argv: list[str]) -> int:
             read_from.setdefault(r.session, refformat.read_from_report(r.source)
                                  if src.kind == "report" else refformat.STORED_SESSION)
         res.extend(part)
+    mixed = mixed_checkouts(res.sessions)
+    if mixed:  # a reference from several clones' runs: no one version of the suite measured it
+        raise ResultsError(f"{mixed}: calibrate from the sessions of one checkout (select them "
+                           "with --session or --tag)")
     systems = sorted({r.system for r in res.records})
     system = args.system
     if system is None:

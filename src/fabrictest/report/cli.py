@@ -35,7 +35,7 @@ from .compare import (
     verdict,
 )
 from .history_cmd import add_parser as add_history
-from .results import ResultsError, ResultSet
+from .results import ResultsError, ResultSet, mixed_checkouts
 from .sources import Source, check, read, writable_dir, writable_file
 from .sources import write_json as _write_json
 
@@ -91,6 +91,7 @@ class Loaded:
         self.records = res.records
         self.testcases = res.testcases
         self.unreadable = res.unreadable
+        self.sessions = res.sessions
 
 
 def _load(src: Source) -> Loaded:
@@ -123,6 +124,10 @@ def cmd_compare(args) -> int:
         rows = compare(a.records, b.records, tol, args.noise_factor)
         base_label, target_label = a.label, b.label
         unreadable = a.unreadable + b.unreadable
+        for side in (a, b):  # a site's shared database: say when a side mixes checkouts
+            mixed = mixed_checkouts(side.sessions)
+            if mixed:
+                print(f"fabric-report: note: {side.label}: {mixed}", file=sys.stderr)
         if not compared(rows):
             n_a = len({(r.test, r.sysenv, r.pvar) for r in a.records})
             n_b = len({(r.test, r.sysenv, r.pvar) for r in b.records})

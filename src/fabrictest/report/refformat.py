@@ -101,9 +101,10 @@ def _what_was_read(sessions: Sequence[Mapping[str, Any]]) -> str:
 
 def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: str, date: str,
                factor: float, floor: float, shaping: Mapping[str, Any] | None,
-               spreads: Mapping[str, str] | None = None) -> dict[str, Any]:
+               spreads: Mapping[str, str] | None = None,
+               loose: str | None = None) -> dict[str, Any]:
     """The provenance of calibrated entries: a system block, or one value's block (then
-    `spreads` holds that value only)."""
+    `spreads` holds that value only); `loose`: why a bound is past the strict band."""
     hosts = sorted({str(s.get("host", "")) for s in sessions})
     block: dict[str, Any] = {
         "document": f"measured: {MEASURED_BY} from {len(sessions)} ReFrame sessions on "
@@ -115,6 +116,8 @@ def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: s
                 "on the side that matters (rates: lower, times: upper)",
         "measured_by": MEASURED_BY,
     }
+    if loose:
+        block["loose"] = loose
     if shaping:
         block["measured_with"] = shaping
     block["calibration"] = {

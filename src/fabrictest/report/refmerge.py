@@ -157,11 +157,17 @@ def _provenance(prov_root: CommentedMap, cls: str, system: str, entries: list[En
     whole = present <= {(tuple(k), v) for k, v in calibrated}
 
     def block(shaping: Mapping[str, Any], these: list[Entry]) -> dict:
+        wide = [f"{_dotted(e)} {' and '.join(phrases)}" for e in these
+                if (phrases := references.Reference(e.ref, e.lower, e.upper, e.unit)
+                    .outside_strict_band())]
+        loose = (f"calibrated: the sessions' spread, --floor {100 * meta['floor']:g}% or "
+                 f"--factor {meta['factor']:g} give bounds past the strict band: "
+                 f"{'; '.join(wide)}") if wide else None
         return refformat.provenance(
             system=system, sessions=[_flow_map(s) for s in meta["sessions"]],
             command=meta["command"], date=meta["date"], factor=meta["factor"],
             floor=meta["floor"], shaping=_flow_map(shaping) if shaping else None,
-            spreads={_dotted(e): e.summary() for e in these})
+            spreads={_dotted(e): e.summary() for e in these}, loose=loose)
 
     if whole and len(shapings) == 1:
         prov_cls[system] = block(entries[0].shaping, entries)

@@ -128,6 +128,30 @@ class ResultSet:
         self.testcases += other.testcases
 
 
+def checkout_of(info: dict) -> str:
+    """The checkout (or host) a session ran from: the directory holding the suite's ReFrame
+    settings it was run with (``<checkout>/config/reframe/settings.py``), with its host."""
+    host = info.get("hostname") or "?"
+    for path in info.get("config_files") or []:
+        p = Path(str(path))
+        if p.name == "settings.py" and p.parent.name == "reframe":
+            return f"{host}:{p.parents[2]}"
+    return f"{host}:{info.get('workdir') or '?'}"
+
+
+def mixed_checkouts(sessions: dict[str, dict]) -> str | None:
+    """One line when ``sessions`` (uuid -> session_info) ran from more than one checkout or
+    host (a results database shared with ``$FABRICTEST_RESULTS_DB``), else None."""
+    by: dict[str, list[str]] = {}
+    for uuid, info in sessions.items():
+        by.setdefault(checkout_of(info), []).append(uuid[:8])
+    if len(by) < 2:
+        return None
+    parts = [f"{where} ({len(ids)} session{'s' if len(ids) > 1 else ''})"
+             for where, ids in sorted(by.items())]
+    return f"the sessions come from {len(by)} checkouts: {'; '.join(parts)}"
+
+
 def _variables(tc: dict) -> dict:
     """The test case's variables and parameters (what may index a reference or shape a
     figure), and ReFrame's facts about it (fail_phase, job_nodelist, ...)."""

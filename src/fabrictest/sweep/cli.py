@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"nodes again (default {DEFAULT_MAX_ROUNDS})")
     g.add_argument("--seed", type=parse_count, default=None)
     g.add_argument("--expect", type=parse_number, default=None,
-                   help="reference figure of a healthy run (default: the cluster's median); "
-                        "positive")
+                   help="the figure of a healthy run (Gbps for txrx, MB/s for osu_bw): every "
+                        "node-direction and the cluster's level are also held against it, a "
+                        "side or a whole cluster more than --min-drop below is named")
     g.add_argument("--expect-from", metavar="REFERENCE_YAML",
                    help="also hold every node-direction against the calibrated rate of one "
                         "tx/rx stream between two nodes in this reference file (TxRxTest "
@@ -163,9 +164,11 @@ def _main(argv) -> int:
         runner.log = _stderr
     say(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
     params = VerdictParams(min_drop=args.min_drop, fdr=args.fdr)
+    if args.expect is not None:  # an expectation like --expect-from's: a uniform drop is named
+        expected = Expectation(value=args.expect, lower=-args.min_drop, unit=runner.unit,
+                               source="--expect")
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
-                    seed=args.seed, params=params, expect=args.expect, expected=expected,
-                    say=say)
+                    seed=args.seed, params=params, expected=expected, say=say)
     sys.stdout.write(render(res, pairs=not args.no_pairs))
     sys.stdout.flush()
     if args.json:

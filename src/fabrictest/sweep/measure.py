@@ -6,6 +6,7 @@ rank on the sending node.
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from collections.abc import Sequence
@@ -58,7 +59,9 @@ class Txrx:
         return argv + list(self.extra)
 
     def parse(self, text: str) -> float:
-        from ..parsers.txrx import parse_txrx
+        """The slowest stream's rate, read through the tx/rx parser: a run that is not whole
+        (its stream, rate or closing lines missing, a figure not finite) has no figure."""
+        from ..parsers.txrx import missing, parse_txrx
 
         try:
             report = parse_txrx(text)
@@ -68,7 +71,10 @@ class Txrx:
         if rate is None:
             why = "; ".join(report.errors) or "no receiver data rate line"
             raise MeasurementError(why)
-        return rate
+        lacking = missing(report, nrx=1, nlink=1)
+        if lacking:
+            raise MeasurementError("; ".join(lacking))
+        return _figure(rate, "Gbps")
 
 
 @dataclass
@@ -91,12 +97,31 @@ class OsuBw:
         return [self.exe, "-m", f"{self.size}:{self.size}", *self.extra]
 
     def parse(self, text: str) -> float:
+        """The bandwidth at the requested size, read through the OSU parser: an output of
+        another benchmark (osu_latency's us are no MB/s), one cut short before the size, or a
+        figure that is not a positive finite number gives no figure."""
         from ..parsers.osu import parse_osu
 
         try:
             result = parse_osu(text)
         except ValueError as err:
             raise MeasurementError(str(err)) from err
-        if not result.rows:
-            raise MeasurementError("osu_bw printed no rows")
-        return result.rows[-1].value
+        if result.benchmark != "bw" or result.unit != "MB/s":
+            raise MeasurementError(f"not osu_bw output: {result.title or result.benchmark!r} "
+                                   f"in {result.unit or 'no unit'}")
+        if result.cut_mid_line and result.rows and result.rows[-1].size == self.size:
+            raise MeasurementError(f"osu_bw: output ends inside the {self.size} B row")
+        try:
+            value = result.at(self.size)
+        except KeyError:
+            last = f"last size {result.sizes()[-1]} B" if result.rows else "no rows"
+            raise MeasurementError(f"osu_bw printed no row for {self.size} B ({last}: cut short?)"
+                                   ) from None
+        return _figure(value, "MB/s")
+
+
+def _figure(value: float, unit: str) -> float:
+    """A measured rate must be a positive finite number (inf, nan, 0 or below is no figure)."""
+    if not math.isfinite(value) or value <= 0:
+        raise MeasurementError(f"a rate of {value!r} {unit} is not a measurement")
+    return float(value)

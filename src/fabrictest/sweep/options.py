@@ -12,6 +12,8 @@ import math
 import os
 import sys
 
+from ..references.model import reference_value_problem
+
 MAX_PAIR_TIMEOUT = 3600.0  # one measurement of one pair taking more than an hour is a hang
 MAX_ROUNDS = 1000
 MAX_SIGMA = 3.0  # a log-normal spread of 3 is a factor of 20 for one standard deviation
@@ -99,6 +101,10 @@ def check(args: argparse.Namespace) -> None:
     _at_least("--max-concurrent", args.max_concurrent, 1)
     _finite_positive("--pair-timeout", args.pair_timeout, MAX_PAIR_TIMEOUT)
     _finite_positive("--expect", args.expect)
+    if args.expect is not None:  # the reference files' rule: a normal positive figure
+        problem = reference_value_problem(args.expect)
+        if problem:
+            raise UsageError(f"--expect {args.expect:g}: {problem.replace('reference ', '', 1)}")
     _finite_positive("--pair-seconds", args.pair_seconds, MAX_PAIR_TIMEOUT)
     if not (math.isfinite(args.sim_pair_seconds) and 0 <= args.sim_pair_seconds <= 60):
         raise UsageError(f"--sim-pair-seconds must be between 0 and 60, got "

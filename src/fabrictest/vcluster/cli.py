@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 import time
@@ -27,6 +28,9 @@ from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
 from .shaping import BOTH, DIRECTIONS, parse_rate
 
 USAGE_ERROR = 2
+
+
+MAX_UP_TIMEOUT = 3600.0  # nodes not idle within an hour will not be
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     state_dir = (args.state_dir or default_state_dir()).resolve()
     try:
         if args.command == "up":
+            if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_UP_TIMEOUT):
+                raise PlanError(f"--timeout must be a number of seconds in (0, "
+                                f"{MAX_UP_TIMEOUT:g}], not {args.timeout:g}")
             rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
             plan = Plan(state_dir=state_dir, nodes=args.nodes, accounting=args.accounting,
                         default_rate=rate)

@@ -10,6 +10,7 @@ bridge. A queueing discipline shapes what leaves a device, so
 
 from __future__ import annotations
 
+import math
 import re
 
 TX, RX, BOTH = "tx", "rx", "both"
@@ -23,6 +24,9 @@ class PlanError(ValueError):
     """A request that cannot describe a cluster or its links (bad node name, rate, count...)."""
 
 
+MAX_RATE_BITS = 10**12  # 1000gbit
+
+
 def parse_rate(text: str) -> int:
     """A tc-style rate ('200mbit', '50Mbit', '1gbit', '500kbit', '1000000') -> bits/s.
 
@@ -34,6 +38,9 @@ def parse_rate(text: str) -> int:
     value = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
     if (m.group(3) or "bit").lower() == "bps":
         value *= 8
+    if not math.isfinite(value) or value > MAX_RATE_BITS:
+        raise PlanError(f"rate {text!r} is above {MAX_RATE_BITS // 10**9}gbit: no veth link "
+                        "carries it")
     bits = int(value)
     if bits < 8000:
         raise PlanError(f"rate {text!r} is below 8kbit: too slow to carry Slurm's own traffic")
