@@ -133,3 +133,16 @@ def test_link_down_counters_and_cxi_state():
     ]
     assert v.figures == {"n": {"port_xmit_wait": 100}}
     assert judge([diff("link_up", 1, 1, "cxi"), diff("carrier_changes", 2, 2)]).failures == []
+
+
+def test_sysfs_of_another_namespace_is_unreadable(tmp_path, capsys):
+    """A process that entered a node's namespace with ``nsenter --net`` sees the host's sysfs:
+    its eth0 there is the host's, so nothing is read from it."""
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    (root / "proc/net/dev").write_text(
+        "Inter-|   Receive\n face |bytes\n    lo: 0 0\n  vcv-node03: 0 0\n")
+    rc, out, _ = _run(capsys, *_veth_args(root), "--netdev", "eth0")
+    assert rc == 3
+    assert "COUNTER node03 eth0 netdev carrier_changes unreadable" in out
+    assert "shows another network namespace's netdevs" in out

@@ -89,11 +89,32 @@ def rdma_counters(sys_root: Path, unreadable: list[str]) -> list[Counter]:
     return out
 
 
-def netdev_counters(sys_root: Path, netdevs: list[str] | None,
-                    unreadable: list[str]) -> list[Counter]:
+def _other_namespace(net: Path, proc_root: Path) -> str | None:
+    """Why ``net`` (``/sys/class/net``) is not this network namespace's, or None: sysfs shows
+    the netdevs of the namespace it was mounted in, ``/proc/net/dev`` those of the reader's
+    (a process that entered a namespace with ``nsenter --net`` sees the host's sysfs)."""
+    try:
+        lines = (proc_root / "net" / "dev").read_text().splitlines()[2:]
+        here = {line.split(":", 1)[0].strip() for line in lines if ":" in line} - {"lo"}
+        shown = {p.name for p in net.iterdir()} - {"lo"}
+    except OSError:
+        return None
+    if here and shown and here != shown:
+        return (f"{net} shows another network namespace's netdevs ({', '.join(sorted(shown))[:80]}; "
+                f"this one has {', '.join(sorted(here))}): mount a sysfs of this namespace")
+    return None
+
+
+def netdev_counters(sys_root: Path, netdevs: list[str] | None, unreadable: list[str],
+                    proc_root: Path = Path("/proc")) -> list[Counter]:
     """``carrier_changes`` and ``statistics/`` of the netdevs (default: every one but lo)."""
     out: list[Counter] = []
     net = net_dir(sys_root)
+    other = _other_namespace(net, proc_root)
+    if other:
+        unreadable.append(f"netdev: {other}")
+        return [Counter("netdev", ifname, "-", "carrier_changes", None)
+                for ifname in (netdevs or [])]
     if netdevs is None:
         netdevs = sorted(p.name for p in net.iterdir() if p.name != "lo") if net.is_dir() else []
     for ifname in netdevs:
@@ -170,7 +191,7 @@ def gather_counters(node: str, sys_root: Path = Path("/sys"), proc_root: Path = 
     """This node's snapshot; ``commands`` False reads files only (no ethtool, no cxi_stat)."""
     unreadable: list[str] = []
     counters = rdma_counters(sys_root, unreadable)
-    netdev = netdev_counters(sys_root, netdevs, unreadable)
+    netdev = netdev_counters(sys_root, netdevs, unreadable, proc_root)
     counters += netdev
     if commands:
         counters += ethtool_counters(sorted({c.device for c in netdev}), unreadable)

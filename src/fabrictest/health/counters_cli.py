@@ -7,7 +7,8 @@ difference of two snapshots.
 A snapshot prints ``COUNTER <node> <place> <source> <name> <value|unreadable>`` lines (then
 ``UNREADABLE <node> <what>: <why>``), or with ``--json`` one JSON object
 (:mod:`fabrictest.parsers.counter_snapshot`); ``--out-dir DIR`` writes it to
-``DIR/<node>.json`` instead (one task per node of a job writes one file each).
+``DIR/<node>.json`` instead (one task per node of a job writes one file each; the node is
+``--node-name``, else ``$SLURMD_NODENAME``, else the short hostname).
 
 ``--diff`` takes two snapshot files, or two directories of them (one file per node), and
 prints ``CHANGE <node> <place> <counter>: <before> -> <after> (+N)`` for every counter that
@@ -15,15 +16,17 @@ changed, ``FAIL <node> <place>: ...`` for a link that went down or an error coun
 threshold, ``FIGURE <node> <counter> <increase>`` for the congestion counters and
 ``UNKNOWN <node> ...`` for what could not be compared.
 
-Exit status: 0 all read (``--diff``: and nothing failed), 1 ``--diff`` found a failure,
-3 a counter could not be read or compared (and nothing failed), 64 bad command line or a file
-that is not a snapshot.
+Exit status: 0 all read (``--diff``: and nothing failed; ``--out-dir``: the file was written,
+what could not be read is in it), 1 ``--diff`` found a failure, 3 a counter could not be read
+or compared (and nothing failed), 64 bad command line, a file that is not a snapshot, or an
+``--out-dir`` that cannot be written.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.thresholds:
         print("fabric-health counters: error: --thresholds goes with --diff", file=sys.stderr)
         return EXIT_USAGE
-    node = args.node_name or socket.gethostname().split(".")[0]
+    node = args.node_name or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     snap = gather_counters(node, args.sys_root, args.proc_root, args.netdev,
                            commands=not args.no_commands)
     if args.out_dir:
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as err:
             print(f"fabric-health counters: error: {args.out_dir}: {err}", file=sys.stderr)
             return EXIT_USAGE
-    elif args.json:
+        return EXIT_OK  # what could not be read is in the file, judged by the reader
         print(snap.to_json(indent=1))
     else:
         print("\n".join(snap.lines()))
