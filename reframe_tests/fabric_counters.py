@@ -72,6 +72,8 @@ class CounterChecks(rfm.RegressionTestPlugin):
 
     #: take counter snapshots around multi-node launches
     counter_snapshots = variable(bool, value=True)
+    #: the figures this plugin adds and their unit (for the reference files' checks)
+    counter_figure_units = {re.escape(FIGURE_PREFIX) + r".+": "count"}
 
     def counter_nodes(self) -> int:
         """How many nodes the launch spans (0: no snapshots for this case)."""

@@ -146,3 +146,12 @@ def test_sysfs_of_another_namespace_is_unreadable(tmp_path, capsys):
     assert rc == 3
     assert "COUNTER node03 eth0 netdev carrier_changes unreadable" in out
     assert "shows another network namespace's netdevs" in out
+
+
+def test_every_systems_counters_file_loads():
+    import yaml
+
+    files = sorted((Path(__file__).resolve().parents[2] / "reference" / "counters").glob("*.yaml"))
+    assert files, "no reference/counters/*.yaml"
+    for path in files:
+        Thresholds.from_dict(yaml.safe_load(path.read_text()))

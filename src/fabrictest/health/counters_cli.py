@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fabric-health counters: error: {args.out_dir}: {err}", file=sys.stderr)
             return EXIT_USAGE
         return EXIT_OK  # what could not be read is in the file, judged by the reader
+    if args.json:
         print(snap.to_json(indent=1))
     else:
         print("\n".join(snap.lines()))
