@@ -4,7 +4,7 @@ cut of them: a cut output is refused or shows what it lacks; nothing unreadable 
 from __future__ import annotations
 
 import pytest
-from recordings import DATA, read
+from recordings import DATA, read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.counter_snapshot import (
@@ -38,6 +38,19 @@ def _cuts(text: str):
     return [text[:e] for e in ends] + [body[:-1]]
 
 
+@pytest.mark.parametrize("path", recordings("perfquery-*.txt") + recordings("cxi_stat-*.txt"),
+                         ids=lambda p: p.name)
+def test_every_perfquery_and_cxi_recording_is_read(path):
+    text = path.read_text()
+    if path.name.startswith("cxi_stat"):
+        assert cxi_missing(parse_cxi_stat(text), rates=True) == []
+    elif "rcverr" in path.name:  # another perfquery attribute: refused, not misread
+        with pytest.raises(ParseError):
+            parse_perfquery(text)
+    else:
+        assert perfquery_missing(parse_perfquery(text)) == []
+
+
 def test_perfquery_two_extended_blocks():
     ports = parse_perfquery(read(PERFQUERY))
     assert [(p.lid, p.port, p.extended) for p in ports] == [(1719, 1, True), (1719, 2, True)]
@@ -64,10 +77,9 @@ def test_perfquery_other_attribute_is_not_port_counters():
         parse_perfquery(read("perfquery-E-rcverr-details-lid1719.txt"))
 
 
-@pytest.mark.parametrize("name", ["ethtool-S-bnxt_en-10g-per-queue.txt",
-                                  "ethtool-S-i40e-25g.txt"])
-def test_ethtool_real_outputs(name):
-    stats = parse_ethtool_stats(read(name))
+@pytest.mark.parametrize("path", recordings("ethtool-S-*.txt"), ids=lambda p: p.name)
+def test_ethtool_real_outputs(path):
+    stats = parse_ethtool_stats(path.read_text())
     assert len(stats) > 300 and None not in stats.values()
 
 
