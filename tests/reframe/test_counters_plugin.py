@@ -15,9 +15,10 @@ from fabrictest.parsers.counter_snapshot import Counter, Snapshot
 
 def _fake(stage: Path, nodes: int, nodelist=()):
     fake = SimpleNamespace(
-        _counter_nodes=nodes, stagedir=str(stage), job=SimpleNamespace(nodelist=list(nodelist)),
+        counter_launch_nodes=nodes, stagedir=str(stage), job=SimpleNamespace(nodelist=list(nodelist)),
         current_system=SimpleNamespace(name="vcluster"), placed_hosts=lambda: [])
-    for name in ("counter_verdict", "_expected_nodes", "_log_tail", "counter_problems"):
+    for name in ("counter_verdict", "expected_counter_nodes", "snapshot_log_tail",
+                 "counter_problems"):
         setattr(fake, name, getattr(CounterChecks, name).__get__(fake))
     return fake
 
