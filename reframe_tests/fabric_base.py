@@ -36,6 +36,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
+from fabric_counters import CounterChecks
 from fabric_placement import Placement
 from fabric_references import ReferenceChecks
 from fabric_variables import PLACING
@@ -61,7 +62,7 @@ def assert_no_problems(source) -> bool:
 
 
 class FabricCheck(
-    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, special=True
+    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, special=True
 ):
     """What every test shares; a family adds parameters, the command line (after setup),
     :meth:`parse`, :meth:`result_problems` and its performance functions.
@@ -158,8 +159,11 @@ class FabricCheck(
 
     @sanity_function
     def assert_whole(self):
-        """Launch failures first (a crash is reported as a crash), then the family's result."""
-        return sn.all([assert_no_problems(self.launch_problems),
+        """Launch failures first (a crash is reported as a crash, with the counters' verdict:
+        a link that went down), then the counters, then the family's result."""
+        return sn.all([assert_no_problems(lambda: self.launch_problems() and
+                                          self.launch_problems() + self.counter_problems()),
+                       assert_no_problems(self.counter_problems),
                        assert_no_problems(self.result_problems)])
 
     def launch_problems(self) -> list[str]:

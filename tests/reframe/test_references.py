@@ -33,6 +33,7 @@ def _perf_units(cls) -> dict[str, str]:
     for pattern, headline in (aliases or {}).items():
         if headline in units:
             units[pattern] = units[headline]
+    units.update(getattr(cls, "counter_figure_units", {}))  # the base's counters_* figures
     return units
 
 

@@ -178,6 +178,13 @@ def test_cli_bad_rate_is_one_line(tmp_path, capsys):
     (["degrade", "nodeX", "50mbit"], "nodeX"),
     (["link-down", "ctl"], "ctl"),
     (["restore", "node3"], "node3"),
+    (["degrade", "node03"], "needs a RATE, --loss P, or both"),
+    (["degrade", "node03", "--loss", "1x"], "bad loss"),
+    (["degrade", "node03", "--loss", "0.001"], "smallest step"),
+    (["degrade", "node03", "--loss", "100"], "below 100"),
+    (["flap", "node03", "--times", "0"], "flap at least once"),
+    (["flap", "node03", "--interval", "0.1"], "--interval 0.1"),
+    (["flap", "nodeX"], "nodeX"),
 ])
 def test_cli_bad_input_is_refused_before_looking_for_a_cluster(tmp_path, capsys, argv, says):
     # no cluster in tmp_path: the refusal comes first, exit 2, one line
@@ -210,7 +217,7 @@ def test_cli_degrade_takes_a_direction(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [
     ["degrade", "node03", "50mbit", "--direction", "up"],
-    ["degrade", "node03"],
+    ["flap", "node03", "--times", "two"],
     ["frobnicate"],
 ])
 def test_cli_bad_usage_is_one_line_and_exit_2(tmp_path, capsys, argv):

@@ -6,6 +6,9 @@ per check (format in :mod:`fabrictest.parsers.health` and ``docs/parsers.md``)::
 
 Exit status: 0 every check passed, 1 a check failed, 2 no RDMA device on this node (one line
 ``HEALTH <node> no RDMA device: <reason>``), 64 bad command line.
+
+``fabric-health counters ...`` reads the link, error and congestion counters instead
+(:mod:`fabrictest.health.counters_cli`).
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="fabric-health",
         description="RDMA NIC pre-flight checks on this node; one 'HEALTH ...' line per check.",
-        epilog="Exit: 0 all passed, 1 a check failed, 2 no RDMA device, 64 usage error.",
+        epilog="Exit: 0 all passed, 1 a check failed, 2 no RDMA device, 64 usage error. "
+        "'fabric-health counters --help': the link, error and congestion counters.",
     )
     p.add_argument("--expect-mtu", type=int, help="minimum active RDMA MTU in bytes (e.g. 4096)")
     p.add_argument("--expect-rate", type=float, help="minimum port rate in Gb/s (e.g. 100)")
@@ -173,6 +177,11 @@ def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] |
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["counters"]:  # the counters subcommand (its own options, docs/health.md)
+        from .counters_cli import main as counters_main
+
+        return counters_main(argv[1:])
     args = build_parser().parse_args(argv)
     problem = usage_problem(args)
     if problem:

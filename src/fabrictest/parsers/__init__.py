@@ -19,6 +19,9 @@ module             function                                  tool
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
+``counters``       ``parse_perfquery`` / ``parse_ethtool_stats``  sysfs counters, perfquery, ethtool -S,
+                   ``parse_snmp`` / ``parse_cxi_stat``       /proc/net/snmp, cxi_stat
+``counter_snap..`` ``parse_snapshot`` / ``difference``       ``fabric-health counters --json``
 ``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
 =================  ========================================  ============================
 

@@ -5,6 +5,8 @@
     vcluster status [--json]
     vcluster env                      # eval $(vcluster env): SLURM_CONF and Open MPI settings
     vcluster degrade NODE RATE [--direction tx|rx|both]   # e.g. vcluster degrade node03 50mbit
+    vcluster degrade NODE --loss P [--direction ...]      # drop P % of the frames at random
+    vcluster flap NODE [--times N] [--interval S]         # link down and up N times, every S s
     vcluster link-down NODE
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
 
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 from .cluster import Cluster, VClusterError, format_status
+from .faults import check_flap, parse_loss
 from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
 from .shaping import BOTH, DIRECTIONS, parse_rate
 
@@ -67,11 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("env", help="print shell exports for this cluster (eval $(vcluster env))")
     sub.add_parser("hostfile", help="print the path of an Open MPI hostfile of all nodes")
 
-    dg = sub.add_parser("degrade", help="shape one node's link to RATE (e.g. 50mbit)")
+    dg = sub.add_parser("degrade", help="shape one node's link to RATE (e.g. 50mbit) and/or "
+                        "drop --loss P % of its frames")
     dg.add_argument("node")
-    dg.add_argument("rate")
+    dg.add_argument("rate", nargs="?")
+    dg.add_argument("--loss", help="percent of the frames dropped at random (e.g. 1 or 0.5%%)")
     dg.add_argument("--direction", choices=DIRECTIONS, default=BOTH,
                     help="tx: what the node sends, rx: what it receives, both (default)")
+    fl = sub.add_parser("flap", help="take one node's link down and up again (while a test "
+                        "runs); returns when done")
+    fl.add_argument("node")
+    fl.add_argument("--times", type=int, default=1, help="how many flaps (default 1)")
+    fl.add_argument("--interval", type=float, default=1.0,
+                    help="seconds from one flap to the next (default 1)")
     ld = sub.add_parser("link-down", help="take one node's link down")
     ld.add_argument("node")
     rs = sub.add_parser("restore", help="default rate and link up for NODE (or every node)")
@@ -125,9 +136,20 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "degrade":
             # bad input is refused before the cluster is looked for
             node_index(args.node)
-            parse_rate(args.rate)
-            print(_existing(state_dir, args.verbose).degrade(args.node, args.rate,
-                                                             args.direction))
+            if args.rate is None and args.loss is None:
+                raise PlanError("degrade needs a RATE, --loss P, or both")
+            if args.rate is not None:
+                parse_rate(args.rate)
+            loss = parse_loss(args.loss) if args.loss is not None else None
+            cluster = _existing(state_dir, args.verbose)
+            if args.rate is not None:
+                print(cluster.degrade(args.node, args.rate, args.direction))
+            if loss is not None:
+                print(cluster.lose(args.node, loss, args.direction))
+        elif args.command == "flap":
+            node_index(args.node)
+            check_flap(args.times, args.interval)
+            print(_existing(state_dir, args.verbose).flap(args.node, args.times, args.interval))
         elif args.command == "link-down":
             node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import network
+from . import faults, network
 from .daemons import Daemons
 from .plan import CTL_NETNS, Node, Plan
 from .shaping import BOTH, describe, directions, format_rate, parse_rate
@@ -138,6 +138,7 @@ class Cluster:
         self.daemons.stop()
         flag = p.state_dir / "run-netns-mounted"
         mounted_before = flag.read_text().strip() if flag.exists() else "1"
+        faults.drop_table()
         done = network.net_down(p, ours, unmount_run_netns=mounted_before == "0")
         if (p.state_dir / MARKER).exists():
             if keep_logs:
@@ -179,6 +180,27 @@ class Cluster:
         self._save_links(links)
         return f"{n.name}: {describe(direction)} shaped to {format_rate(bits)}"
 
+    def lose(self, node: str, percent: float, direction: str = BOTH) -> str:
+        """Drop ``percent`` % of what `node` sends (tx), receives (rx) or both, at random."""
+        n = self.plan.node(node)
+        directions(direction)
+        self._require_up()
+        faults.set_loss(n, percent, direction)
+        links = self._links()
+        for one in directions(direction):
+            links.setdefault(n.name, {})[f"loss_{one}"] = f"{percent:g}%"
+        self._save_links(links)
+        return f"{n.name}: {describe(direction)} loses {percent:g} % of its frames"
+
+    def flap(self, node: str, times: int = 1, interval_s: float = 1.0) -> str:
+        """`node`'s link down and up `times` times (its carrier_changes grows by 2 each)."""
+        n = self.plan.node(node)
+        faults.check_flap(times, interval_s)
+        self._require_up()
+        done = faults.flap(n, times, interval_s, log=self.log)
+        return (f"{n.name}: link flapped {done} time{'s' * (done != 1)} "
+                f"({faults.FLAP_DOWN_S:g} s down each)")
+
     def link_down(self, node: str) -> str:
         n = self.plan.node(node)
         self._require_up()
@@ -197,6 +219,7 @@ class Cluster:
         for n in targets:
             network.shape(n, default, BOTH)
             network.set_link(n, up=True)
+            faults.clear_loss(n)
             links.pop(n.name, None)
         self._save_links(links)
         # A node that was cut off long enough is DOWN in Slurm; ReturnToService=2 brings it
@@ -235,6 +258,7 @@ class Cluster:
                 else f"tx {rates['tx']} rx {rates['rx']}",
                 "degraded": bool(mark),
                 "degraded_directions": [d for d in directions(BOTH) if d in mark],
+                "loss": {d: mark[f"loss_{d}"] for d in directions(BOTH) if f"loss_{d}" in mark},
             }
         return info
 
@@ -250,6 +274,8 @@ def format_status(info: dict) -> str:
         marks = []
         if n["degraded_directions"]:
             marks.append(f"degraded ({'/'.join(n['degraded_directions'])})")
+        if n.get("loss"):
+            marks.append("loss " + ", ".join(f"{d} {v}" for d, v in n["loss"].items()))
         if n["link"] == "down":
             marks.append("link down")
         mark = "  <- " + ", ".join(marks) if marks else ""

@@ -72,11 +72,19 @@ class Daemons:
             cmd += ["nsenter", f"--net=/run/netns/{netns}"]
         if hostname:
             # Own UTS namespace (own hostname) and own mount namespace in which the cluster's
-            # hosts file covers /etc/hosts; `ip netns exec` would remount /sys instead.
+            # hosts file covers /etc/hosts and a sysfs of the node's network namespace covers
+            # /sys (as `ip netns exec` does): /sys/class/net is then the node's own, so its
+            # counters (carrier_changes, statistics/) are its link's, not the host's.
+            # slurmd wants the host's /sys/fs/cgroup: it is moved over from the old /sys.
+            keep = self.plan.state_dir / "mnt" / name
+            keep.mkdir(parents=True, exist_ok=True)
+            sysfs = (' && mount --rbind /sys/fs/cgroup "$3" && mount -t sysfs sysfs /sys'
+                     ' && mount --move "$3" /sys/fs/cgroup') if netns else ""
             cmd += [
                 "unshare", "--uts", "--mount", "--propagation", "private",
-                "sh", "-c", 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"',
-                "vcluster-" + name, hostname, str(self.plan.hosts_file),
+                "sh", "-c", 'hostname "$1" && mount --bind "$2" /etc/hosts' + sysfs
+                + ' && shift 3 && exec "$@"',
+                "vcluster-" + name, hostname, str(self.plan.hosts_file), str(keep),
             ]
         cmd += list(argv)
         logf = self.plan.log_dir / f"{name}.out"

@@ -1,0 +1,158 @@
+"""``fabric-health counters``: this node's link, error and congestion counters, and the
+difference of two snapshots.
+
+    fabric-health counters [--json] [--out-dir DIR] [--netdev IF ...] [--node-name N]
+    fabric-health counters --diff BEFORE AFTER [--thresholds FILE] [--json]
+
+A snapshot prints ``COUNTER <node> <place> <source> <name> <value|unreadable>`` lines (then
+``UNREADABLE <node> <what>: <why>``), or with ``--json`` one JSON object
+(:mod:`fabrictest.parsers.counter_snapshot`); ``--out-dir DIR`` writes it to
+``DIR/<node>.json`` instead (one task per node of a job writes one file each; the node is
+``--node-name``, else ``$SLURMD_NODENAME``, else the short hostname).
+
+``--diff`` takes two snapshot files, or two directories of them (one file per node), and
+prints ``CHANGE <node> <place> <counter>: <before> -> <after> (+N)`` for every counter that
+changed, ``FAIL <node> <place>: ...`` for a link that went down or an error counter above its
+threshold, ``FIGURE <node> <counter> <increase>`` for the congestion counters and
+``UNKNOWN <node> ...`` for what could not be compared.
+
+Exit status: 0 all read (``--diff``: and nothing failed; ``--out-dir``: the file was written,
+what could not be read is in it), 1 ``--diff`` found a failure, 3 a counter could not be read
+or compared (and nothing failed), 64 bad command line, a file that is not a snapshot, or an
+``--out-dir`` that cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+from fabrictest.parsers import ParseError
+from fabrictest.parsers.counter_snapshot import Snapshot, difference, parse_snapshot
+
+from .counter_checks import Thresholds, judge
+from .counter_gather import gather_counters
+
+EXIT_OK, EXIT_FAILED, EXIT_UNREAD, EXIT_USAGE = 0, 1, 3, 64
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="fabric-health counters",
+                description="Link, error and congestion counters of this node, or the "
+                            "difference of two snapshots.",
+                epilog="Exit: 0 read (and --diff: nothing failed), 1 --diff: a link went down "
+                       "or an error counter passed its threshold, 3 a counter unreadable or "
+                       "not comparable, 64 usage error or not a snapshot.")
+    p.add_argument("--json", action="store_true", help="one JSON document instead of lines")
+    p.add_argument("--out-dir", type=Path, help="write the snapshot to DIR/<node>.json")
+    p.add_argument("--netdev", action="append", help="read only this netdev (repeatable; "
+                   "default: every netdev but lo)")
+    p.add_argument("--node-name", default=None, help="name of this node (default: short "
+                   "hostname)")
+    p.add_argument("--no-commands", action="store_true",
+                   help="read files only: no ethtool -S, no cxi_stat")
+    p.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"), type=Path,
+                   help="compare two snapshots (files, or directories of <node>.json)")
+    p.add_argument("--thresholds", type=Path, help="with --diff: the system's counters file "
+                   "(reference/counters/<system>.yaml); default: any error fails")
+    p.add_argument("--sys-root", type=Path, default=Path("/sys"), help=argparse.SUPPRESS)
+    p.add_argument("--proc-root", type=Path, default=Path("/proc"), help=argparse.SUPPRESS)
+    return p
+
+
+def read_snapshots(path: Path) -> dict[str, Snapshot]:
+    """node -> snapshot from one file or a directory of ``*.json``; ParseError/OSError."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise ParseError(f"{path}: no *.json snapshot in it")
+    out: dict[str, Snapshot] = {}
+    for f in files:
+        try:
+            snap = parse_snapshot(f.read_text())
+        except ParseError as err:
+            raise ParseError(f"{f}: {err}") from None
+        out[snap.node] = snap
+    return out
+
+
+def load_thresholds(path: Path | None) -> Thresholds:
+    if path is None:
+        return Thresholds()
+    import yaml
+
+    try:
+        return Thresholds.from_dict(yaml.safe_load(path.read_text()))
+    except (OSError, yaml.YAMLError, ValueError) as err:
+        raise ParseError(f"{path}: {err}") from None
+
+
+def run_diff(args) -> int:
+    try:
+        before, after = read_snapshots(args.diff[0]), read_snapshots(args.diff[1])
+        thresholds = load_thresholds(args.thresholds)
+    except (OSError, ParseError) as err:
+        print(f"fabric-health counters: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    nodes = sorted(set(before) | set(after))
+    diffs = [difference(before[n], after[n]) for n in nodes if n in before and n in after]
+    verdict = judge(diffs, thresholds, nodes)
+    changes = [ch for d in diffs for ch in d.changes if ch.increase]
+    if args.json:
+        print(json.dumps({
+            "changes": [{"node": ch.node, "source": ch.counter.source,
+                         "device": ch.counter.device, "port": ch.counter.port,
+                         "counter": ch.counter.name, "before": ch.before, "after": ch.after}
+                        for ch in changes],
+            "failures": verdict.failures, "figures": verdict.figures,
+            "unknown": verdict.unread}, indent=1))
+    else:
+        for ch in changes:
+            print(f"CHANGE {ch.line()}")
+        for line in verdict.failures:
+            print(f"FAIL {line}")
+        for node, figs in verdict.figures.items():
+            for name, value in sorted(figs.items()):
+                print(f"FIGURE {node} {name} {value}")
+        for line in verdict.unread:
+            print(f"UNKNOWN {line}")
+    if verdict.failures:
+        return EXIT_FAILED
+    return EXIT_UNREAD if verdict.unread else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.diff:
+        if args.out_dir or args.netdev or args.no_commands:
+            print("fabric-health counters: error: --diff reads two snapshots; it takes no "
+                  "--out-dir, --netdev or --no-commands", file=sys.stderr)
+            return EXIT_USAGE
+        return run_diff(args)
+    if args.thresholds:
+        print("fabric-health counters: error: --thresholds goes with --diff", file=sys.stderr)
+        return EXIT_USAGE
+    node = args.node_name or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    snap = gather_counters(node, args.sys_root, args.proc_root, args.netdev,
+                           commands=not args.no_commands)
+    if args.out_dir:
+        try:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            (args.out_dir / f"{node}.json").write_text(snap.to_json() + "\n")
+        except OSError as err:
+            print(f"fabric-health counters: error: {args.out_dir}: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        return EXIT_OK  # what could not be read is in the file, judged by the reader
+    if args.json:
+        print(snap.to_json(indent=1))
+    else:
+        print("\n".join(snap.lines()))
+    return EXIT_UNREAD if snap.unreadable else EXIT_OK

@@ -1,0 +1,157 @@
+"""`fabric-health counters`: a node's counters from a sysfs tree recorded on this machine (a veth
+in a network namespace), the verdict on two snapshots, and the exit statuses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from recordings import DATA
+
+from fabrictest.health.cli import main as health_main
+from fabrictest.health.counter_checks import Thresholds, judge
+from fabrictest.parsers.counter_snapshot import Counter, Snapshot, difference, parse_snapshot
+
+VETH = DATA / "real-outputs-local" / "sysfs-veth-netns"
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        rc = health_main(["counters", *argv])
+    except SystemExit as exit_:  # argparse's usage errors
+        rc = exit_.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _veth_args(root: Path, node: str = "node03"):
+    return ["--sys-root", str(root), "--proc-root", str(root / "proc"), "--node-name", node,
+            "--no-commands"]
+
+
+def test_snapshot_of_recorded_veth(capsys):
+    rc, out, _ = _run(capsys, *_veth_args(VETH))
+    assert rc == 0
+    assert "COUNTER node03 eth0 netdev carrier_changes 4" in out.splitlines()
+    assert "COUNTER node03 tcp tcp RetransSegs 0" in out.splitlines()
+
+
+def test_unreadable_counter_is_reported_not_zero(tmp_path, capsys):
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    (root / "class/net/eth0/carrier_changes").unlink()
+    (root / "class/net/eth0/statistics/rx_errors").write_text("garbage\n")
+    rc, out, _ = _run(capsys, *_veth_args(root), "--json")
+    assert rc == 3
+    snap = parse_snapshot(out)
+    values = {c.name: c.value for c in snap.counters}
+    assert values["carrier_changes"] is None and values["rx_errors"] is None
+    assert any("carrier_changes" in u for u in snap.unreadable)
+    assert any("rx_errors: not a counter value 'garbage'" in u for u in snap.unreadable)
+
+
+def _flap(root: Path, times: int, rx_errors: int = 0):
+    cc = root / "class/net/eth0/carrier_changes"
+    cc.write_text(f"{int(cc.read_text()) + 2 * times}\n")
+    (root / "class/net/eth0/statistics/rx_errors").write_text(f"{rx_errors}\n")
+
+
+def test_diff_of_directories_names_the_flap(tmp_path, capsys):
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    for phase in ("before", "after"):
+        if phase == "after":
+            _flap(root, 2, rx_errors=7)
+        assert _run(capsys, *_veth_args(root), "--out-dir", str(tmp_path / phase))[0] == 0
+    rc, out, _ = _run(capsys, "--diff", str(tmp_path / "before"), str(tmp_path / "after"))
+    assert rc == 1
+    lines = out.splitlines()
+    assert "CHANGE node03 eth0 carrier_changes: 4 -> 8 (+4)" in lines
+    assert ("FAIL node03 eth0: link went down 2 times during the test "
+            "(carrier_changes 4 -> 8)") in lines
+    assert ("FAIL node03 eth0: rx_errors rose by 7 during the test (0 -> 7; threshold 0)"
+            in lines)
+    assert "FIGURE node03 RetransSegs 0" in lines
+    # a threshold above the increase lets the errors pass; the flap still fails
+    limits = tmp_path / "t.yaml"
+    limits.write_text("$provenance: {note: test}\nerrors: {rx_errors: 10}\n")
+    rc, out, _ = _run(capsys, "--diff", str(tmp_path / "before"), str(tmp_path / "after"),
+                      "--thresholds", str(limits), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and len(doc["failures"]) == 1 and "link went down 2 times" in doc["failures"][0]
+
+
+def test_healthy_diff_passes_and_a_missing_node_is_unread(tmp_path, capsys):
+    for phase in ("before", "after"):
+        _run(capsys, *_veth_args(VETH, "node01"), "--out-dir", str(tmp_path / phase))
+    _run(capsys, *_veth_args(VETH, "node02"), "--out-dir", str(tmp_path / "before"))
+    rc, out, _ = _run(capsys, "--diff", str(tmp_path / "before"), str(tmp_path / "after"))
+    assert rc == 3 and "UNKNOWN node02: no counters before and after the test" in out
+    (tmp_path / "before" / "node02.json").unlink()
+    assert _run(capsys, "--diff", str(tmp_path / "before"), str(tmp_path / "after"))[0] == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["--diff", "/nonexistent/a", "/nonexistent/b"],
+    ["--thresholds", "x.yaml"],
+    ["--diff", "a", "b", "--netdev", "eth0"],
+    ["--bogus"],
+])
+def test_bad_input_is_one_line_and_64(argv, capsys):
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 64 and len(err.strip().splitlines()) <= 2 and "Traceback" not in err
+
+
+def test_not_a_snapshot_is_refused(tmp_path, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"node": "n"}')
+    rc, _, err = _run(capsys, "--diff", str(bad), str(bad))
+    assert rc == 64 and "not a counters snapshot" in err
+
+
+def test_thresholds_file_must_say_where_it_comes_from():
+    with pytest.raises(ValueError, match="no \\$provenance"):
+        Thresholds.from_dict({"errors": {"default": 0}})
+    with pytest.raises(ValueError, match="not an error counter"):
+        Thresholds.from_dict({"$provenance": {}, "errors": {"carrier_changes": 3}})
+    with pytest.raises(ValueError, match="not a count"):
+        Thresholds.from_dict({"$provenance": {}, "errors": {"symbol_error": -1}})
+
+
+def test_link_down_counters_and_cxi_state():
+    def diff(name, a, b, source="ib"):
+        return difference(Snapshot("n", [Counter(source, "d", "1", name, a)]),
+                          Snapshot("n", [Counter(source, "d", "1", name, b)]))
+    v = judge([diff("link_downed", 3, 4), diff("link_up", 1, 0, "cxi"),
+               diff("port_xmit_wait", 10, 110), diff("carrier_changes", 2, 3, "netdev")])
+    assert v.failures == [
+        "n d/1: link went down 1 time during the test (link_downed 3 -> 4)",
+        "n d/1: link went down 1 time during the test (link_up 1 -> 0)",
+        "n d/1: link went down 1 time during the test (carrier_changes 2 -> 3)",
+    ]
+    assert v.figures == {"n": {"port_xmit_wait": 100}}
+    assert judge([diff("link_up", 1, 1, "cxi"), diff("carrier_changes", 2, 2)]).failures == []
+
+
+def test_sysfs_of_another_namespace_is_unreadable(tmp_path, capsys):
+    """A process that entered a node's namespace with ``nsenter --net`` sees the host's sysfs:
+    its eth0 there is the host's, so nothing is read from it."""
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    (root / "proc/net/dev").write_text(
+        "Inter-|   Receive\n face |bytes\n    lo: 0 0\n  vcv-node03: 0 0\n")
+    rc, out, _ = _run(capsys, *_veth_args(root), "--netdev", "eth0")
+    assert rc == 3
+    assert "COUNTER node03 eth0 netdev carrier_changes unreadable" in out
+    assert "shows another network namespace's netdevs" in out
+
+
+def test_every_systems_counters_file_loads():
+    import yaml
+
+    files = sorted((Path(__file__).resolve().parents[2] / "reference" / "counters").glob("*.yaml"))
+    assert files, "no reference/counters/*.yaml"
+    for path in files:
+        Thresholds.from_dict(yaml.safe_load(path.read_text()))

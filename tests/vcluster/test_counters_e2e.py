@@ -1,0 +1,127 @@
+"""Counters around the tests, for real on the vcluster (issue: diagnostics during the
+benchmarks). One 4-node cluster (no accounting), the paired tests twice (one pair on
+node01-node02, two pairs over the four nodes), three times:
+
+1. healthy: both pass, every node's retransmission figure is under its reference;
+2. node03's link flapping (`vcluster flap`) while they run: exactly the test with node03
+   fails, naming node03, its eth0 and the number of downs (carrier_changes before -> after);
+3. 1 % loss on node03 (`vcluster degrade node03 --loss 1`): node03's retransmission figure
+   is far above the other nodes' and fails its reference; the pair without node03 passes.
+
+Takes the vcluster lock the other vcluster tests take; skipped with the reason where the
+vcluster cannot run (as test_e2e.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the cluster helpers of test_e2e
+from test_e2e import CTL_NETNS, LOCK, Suite, _unavailable, summary, vcluster  # noqa: E402
+
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+
+ONE = "TxRxTest%scenario=paired%span=one%method=mpi%buffer=host"
+MANY = "TxRxTest%scenario=paired%span=many%method=mpi%buffer=host"
+# the base's counter figures, printed by ReFrame as 'P: counters_node03_RetransSegs: 687 count'
+FIGURE_RE = re.compile(r"P: counters_(node\d+)_RetransSegs: (\d+) count")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _unavailable()
+    if why:
+        pytest.skip(f"vcluster: {why}")
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
+    deadline = time.monotonic() + 900
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                pytest.skip("vcluster: another test session held the vcluster for 15 min")
+            time.sleep(5)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
+        lock.close()
+        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's)")
+    base = tmp_path_factory.mktemp("vcc")
+    state, work = base / "state", base / "work"
+    work.mkdir()
+    try:
+        proc = vcluster(state, "up", "--nodes", "4", timeout=300, check=False)
+        if proc.returncode != 0:
+            pytest.fail(f"vcluster up failed: {proc.stderr}")
+        yield Suite(state, work)
+    finally:
+        vcluster(state, "down", check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def figures(result: dict) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for node, value in FIGURE_RE.findall(result["out"]):
+        out.setdefault(node, []).append(int(value))
+    return out
+
+
+def test_healthy_runs_raise_no_alarm(cluster):
+    res = cluster.run("counters-healthy", [ONE, MANY])
+    assert {n: tc["result"] for n, tc in res["cases"].items() if "TxRx" in n} == {
+        n: "pass" for n in res["cases"] if "TxRx" in n}, summary(res)
+    figs = figures(res)
+    assert set(figs) == {"node01", "node02", "node03", "node04"}, res["out"][-2000:]
+    assert max(max(v) for v in figs.values()) <= 100  # the reference's bound
+
+
+def test_flapping_node03_fails_exactly_its_test(cluster):
+    flapper = subprocess.Popen(
+        [sys.executable, "-m", "fabrictest.vcluster.cli", "--state-dir", str(cluster.state),
+         "flap", "node03", "--times", "200", "--interval", "1.5"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        res = cluster.run("counters-flap", [ONE, MANY])
+    finally:
+        flapper.terminate()
+        flapper.wait(timeout=30)
+        vcluster(cluster.state, "restore", "node03")
+    cases = {n: tc for n, tc in res["cases"].items() if "TxRx" in n}
+    one = next(tc for n, tc in cases.items() if "span=one" in n)
+    many = next(tc for n, tc in cases.items() if "span=many" in n)
+    assert one["result"] == "pass", summary(res)
+    assert many["result"] == "fail", summary(res)
+    reason = many["fail_reason"] or ""
+    m = re.search(r"node03 eth0: link went down (\d+) times? during the test "
+                  r"\(carrier_changes (\d+) -> (\d+)\)", reason)
+    assert m, reason
+    downs, before, after = map(int, m.groups())
+    assert downs >= 1 and after - before in (2 * downs, 2 * downs - 1)
+    assert "node01" not in reason and "node02" not in reason and "node04" not in reason
+
+
+def test_loss_on_node03_shows_in_its_retransmissions(cluster):
+    vcluster(cluster.state, "degrade", "node03", "--loss", "1")
+    try:
+        res = cluster.run("counters-loss", [ONE, MANY])
+    finally:
+        vcluster(cluster.state, "restore", "node03")
+    figs = figures(res)
+    node03 = max(figs["node03"])
+    others = max(max(v) for n, v in figs.items() if n != "node03")
+    assert node03 > 100 and node03 > 5 * max(others, 1), figs
+    cases = {n: tc for n, tc in res["cases"].items() if "TxRx" in n}
+    one = next(tc for n, tc in cases.items() if "span=one" in n)
+    many = next(tc for n, tc in cases.items() if "span=many" in n)
+    assert one["result"] == "pass", summary(res)
+    assert many["result"] == "fail" and "counters_RetransSegs" in (many["fail_reason"] or ""), (
+        summary(res))
