@@ -26,7 +26,7 @@ import shutil
 import sys
 
 from ..txrx import options as txrx_defaults
-from . import drain, options, specs
+from . import drain, options, specs, topology
 from . import nodes as nodeset
 from .core import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, run_sweep
 from .estimate import VerdictParams
@@ -117,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulated seconds of one run (default 0)")
 
     drain.add_options(ap)
+    topology.add_options(ap)
 
     g = ap.add_argument_group("output")
     g.add_argument("--json", metavar="PATH", help="write everything as JSON (fabric-report)")
@@ -159,7 +160,10 @@ def _main(argv) -> int:
         names = nodeset.resolve(
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
         expected = _expected(args)
+        topo, slow_uplinks = topology.load(args, names)
         runner = _runner(args, names)
+        if slow_uplinks:  # the simulation's uplinks (--sim-slow-uplink)
+            runner.add_slow_uplinks(topo, slow_uplinks)
     except (UsageError, specs.SpecError, nodeset.NodeSetError, ExpectationError) as err:
         return options.fail(str(err))
     say = (lambda _m: None) if args.quiet else _stderr
@@ -169,7 +173,7 @@ def _main(argv) -> int:
     params = VerdictParams(min_drop=args.min_drop, fdr=args.fdr)
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
                     seed=args.seed, params=params, expect=args.expect, expected=expected,
-                    say=say)
+                    say=say, topology=topo)
     sys.stdout.write(render(res, pairs=not args.no_pairs))
     drain_failed = _drain(res, args)
     sys.stdout.flush()

@@ -84,7 +84,8 @@ def plan(res, max_fraction: float) -> DrainPlan:
     if v.notes:
         return DrainPlan(refused="the whole cluster is below its reference (" + v.notes[0]
                          + "): a node drain does not fix that")
-    nodes = [s.node for s in v.suspects]
+    named = [s for s in v.suspects if s.kind != "uplink"]  # a link is not drained
+    nodes = [s.node for s in named]
     n = len(res.nodes)
     if n and len(nodes) > max_fraction * n:
         return DrainPlan(refused=(
@@ -92,7 +93,7 @@ def plan(res, max_fraction: float) -> DrainPlan:
             f"--max-drain-fraction {100 * max_fraction:g}%): a fault this wide is more likely "
             "the fabric or the measurement than the nodes"))
     cmds = [["scontrol", "update", f"NodeName={s.node}", "State=DRAIN",
-             f"Reason={reason(s.line(v.level, v.unit))}"] for s in v.suspects]
+             f"Reason={reason(s.line(v.level, v.unit))}"] for s in named]
     return DrainPlan(commands=cmds)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .core import SweepResult
 from .runs import OK
+from .topology import report_lines
 from .verdict import NodeRow, fmt
 
 FULL_TABLE = 200
@@ -102,6 +103,8 @@ def summary(res: SweepResult) -> str:
 
 def render(res: SweepResult, pairs: bool = True) -> str:
     parts = [summary(res), "", node_table(res)]
+    if res.uplinks:
+        parts += ["", *report_lines(res.uplinks)]
     if pairs:
         parts += ["", run_table(res)]
     head = "verdict:"
