@@ -1,12 +1,16 @@
-"""The blind spot and the quarantine on the real vcluster (Slurm over network namespaces).
+"""The blind spot, the quarantine and the topology on the real vcluster (Slurm over network
+namespaces), 4 nodes on 2 switches (`vcluster up --switches 2`).
 
-node03's link shaped to 130 of 200 mbit (0.65x, both directions): on 4 nodes it is in half
-the screening runs, which is where the first design cleared it (2 of 2 sweeps). The sweep
-names node03, and `--drain --confirm` drains node03 and no other node; a healthy sweep with
-`--drain --confirm` drains nothing. A few minutes: two sweeps of about 20 s each.
+* node03's link shaped to 130 of 200 mbit (0.65x, both directions): on 4 nodes it is in half
+  the screening runs, which is where the first design cleared it (2 of 2 sweeps). The sweep
+  names node03, and `--drain --confirm` drains node03 and no other node; a healthy sweep with
+  `--drain --confirm` drains nothing.
+* sw1's uplink shaped to 50mbit: `fabric-sweep --topology slurm` (Slurm's tree, as
+  `scontrol show topology` prints it) names `uplink sw1<->sw2` within 3 rounds and no node;
+  node03 degraded instead: named as the node, no uplink.
 
-The module takes the vcluster lock the other vcluster tests take, brings up its own 4-node
-cluster and always takes it down again.
+A few minutes: four sweeps of 10-30 s each. The module takes the vcluster lock the other
+vcluster tests take, brings up its own cluster and always takes it down again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from fabrictest.parsers.topology import parse_scontrol_topology
 from fabrictest.vcluster.plan import CTL_NETNS
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
@@ -67,7 +72,8 @@ def cluster(tmp_path_factory):
                     "not touching it")
     state = tmp_path_factory.mktemp("vc-quarantine")
     try:
-        up = _vcluster(state, "up", "--nodes", str(len(NODES)), timeout=400, check=False)
+        up = _vcluster(state, "up", "--nodes", str(len(NODES)), "--switches", "2",
+                       timeout=400, check=False)
         if up.returncode != 0:
             pytest.fail(f"vcluster up failed: {(up.stderr or up.stdout).strip()[-400:]}")
         env = dict(os.environ)
@@ -82,13 +88,14 @@ def cluster(tmp_path_factory):
         lock.close()
 
 
-def sweep_and_drain(env: dict, tmp_path: Path, name: str):
-    """`salloc -N 4 fabric-sweep --drain --confirm`: (exit code, stdout, json)."""
+def sweep_and_drain(env: dict, tmp_path: Path, name: str,
+                    extra: tuple[str, ...] = ("--drain", "--confirm")):
+    """`salloc -N 4 fabric-sweep --drain --confirm` (or `extra`): (exit code, stdout, json)."""
     out = tmp_path / f"{name}.json"
     cmd = ["salloc", "--partition=vc", f"--nodes={len(NODES)}", "--exclusive", "--no-kill",
            "--time=10", f"--job-name=sweep-{name}", str(BIN / "fabric-sweep"),
            "--launcher", "slurm", "--seed", "5", "--nmsg", "300", "--pair-timeout", "40",
-           "--json", str(out), "--no-pairs", "--drain", "--confirm"]
+           "--json", str(out), "--no-pairs", *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
                           cwd=tmp_path)
     (tmp_path / f"{name}.log").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
@@ -152,3 +159,41 @@ def test_healthy_sweep_drains_nothing(cluster, tmp_path):
         assert drained(env) == {}
     finally:
         resume(env, NODES)
+
+
+def test_switches_are_slurms_tree(cluster):
+    state, env = cluster
+    out = subprocess.run(["scontrol", "show", "topology"], capture_output=True, text=True,
+                         env=env, timeout=60, check=True).stdout
+    topo = parse_scontrol_topology(out)
+    assert topo.switch_of() == {"node01": "sw1", "node02": "sw1", "node03": "sw2",
+                                "node04": "sw2"}
+    status = _vcluster(state, "status").stdout
+    assert "switch sw1: node01,node02; uplink to top unshaped" in status
+
+
+def test_degraded_uplink_is_named_as_the_uplink(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade-uplink", "sw1", "50mbit")
+    try:
+        assert "uplink to top 50Mbit  <- degraded" in _vcluster(state, "status").stdout
+        rc, out, data = sweep_and_drain(env, tmp_path, "uplink", ("--topology", "slurm"))
+    finally:
+        _vcluster(state, "degrade-uplink", "sw1", "none")
+    lines = out.split("\nverdict:\n", 1)[1].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("suspect: uplink sw1<->sw2: "), out
+    assert lines[0].endswith("; runs inside sw1 and sw2 healthy")
+    assert rc == 1 and data["rounds_used"] <= 3
+    assert [u["suspect"] for u in data["uplinks"]] == [True, True]
+
+
+def test_with_the_topology_a_degraded_node_is_still_the_node(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade", "node03", "100mbit")
+    try:
+        rc, out, data = sweep_and_drain(env, tmp_path, "node", ("--topology", "slurm"))
+    finally:
+        _vcluster(state, "restore", "node03")
+    lines = out.split("\nverdict:\n", 1)[1].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("suspect: node03 send "), out
+    assert rc == 1 and not any(u["suspect"] for u in data["uplinks"])
