@@ -102,3 +102,18 @@ def test_topology_refusals(tmp_path, args, message):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("fabric-sweep: error: --"), proc.stderr
     assert message in proc.stderr
+
+
+def test_a_slow_group_uplink_is_named_not_the_switches_below_it():
+    """Three levels (leaf switches in groups under a global switch): a group's uplink slow
+    makes its leaves' uplinks look slow too; the group's is named, once."""
+    nodes = [f"nid{i:03d}" for i in range(256)]
+    leaves = [f"sw{k + 1}: nid[{16 * k:03d}-{16 * k + 15:03d}] parent=g{k // 4}"
+              for k in range(16)]
+    topo = parse_topology_file("\n".join(leaves + [f"g{g}: parent=global" for g in range(4)]))
+    for seed in range(5):
+        sim = SimulatedRunner(nodes, sigma=0.05, seed=seed, topology=topo,
+                              slow_uplinks={"g2": 0.5})
+        res = run_sweep(nodes, sim, seed=seed, topology=topo)
+        assert res.suspects == ["uplink g2<->global"], res.verdict.lines()
+        assert len(res.verdict.lines()) == 1 and len(res.rounds) <= 3

@@ -34,7 +34,7 @@ from .expectation import Expectation
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
-from .topology import attribute, inside_round, without
+from .topology import attribute, inside_round, uplink_regions, without
 from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
 DEFAULT_ROUNDS = 2
@@ -239,6 +239,7 @@ def run_sweep(
     rng = np.random.default_rng(None if seed is None else seed + 7919)
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
+    regions = None  # with slow uplinks: per node, which side of them it is on
     try:
         for r in range(max_rounds):
             inside = (inside_round(r, table, topology, None if seed is None else seed + r)
@@ -249,7 +250,7 @@ def run_sweep(
                 rnd = inside
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
             else:
-                rnd, stop = _next_round(r, nodes, table, ev, rng)
+                rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:
                     break
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
@@ -268,9 +269,10 @@ def run_sweep(
             if r + 1 >= len(plan):
                 level = level or estimate_level(table, params, expect, budget=max_rounds,
                                                 looks=max_rounds - len(plan) + 1)
-                _used, _lv, ev, _rep, _lines = _look(
+                _used, _lv, ev, reports, _lines = _look(
                     table, level, params, topology, False, None if ev is None else ev.state,
                     expect, max_rounds, max_rounds - len(plan) + 1)
+                regions = uplink_regions(topology, nodes, reports)
             say(_progress(r, rnd, runs, time.monotonic() - t_round, time.monotonic() - t0,
                           len(plan), max_rounds, ev if r + 1 >= len(plan) else None))
         else:
@@ -311,7 +313,7 @@ def _look(table, level, params, topology, final, before, expect, budget, looks):
     return table, level, weigh(table, level, params, final=final, before=before), reports, []
 
 
-def _next_round(r, nodes, table, ev, rng) -> tuple[Round | None, str]:
+def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, str]:
     """The extra round r for the ambiguous sides, or (None, why the sweep stops)."""
     amb = np.flatnonzero(ev.state == AMBIGUOUS)
     if amb.size == 0:
@@ -321,8 +323,16 @@ def _next_round(r, nodes, table, ev, rng) -> tuple[Round | None, str]:
     good = np.setdiff1d(good, amb_nodes)
     reason = (f"{amb.size} node-directions ambiguous after {r} rounds: "
               + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
-    rnd = extra_round(r, nodes, amb_nodes, good, table.partners_of(amb_nodes),
-                      seed=int(rng.integers(1 << 31)), reason=reason)
+    met = table.partners_of(amb_nodes)
+    seed = int(rng.integers(1 << 31))
+    if regions is None:
+        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason)
+    else:  # partners on the same side of every slow uplink: runs it does not explain away
+        parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
+                             good[regions[good] == g], met, seed=seed + i, reason=reason)
+                 for i, g in enumerate(np.unique(regions[amb_nodes]).tolist())]
+        rnd = Round(r, "extra", np.concatenate([p.a for p in parts]),
+                    np.concatenate([p.b for p in parts]), nodes, reason=reason)
     if len(rnd) == 0:
         return None, f"no partner left for the {amb.size} ambiguous node-directions"
     return rnd, ""

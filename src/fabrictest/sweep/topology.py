@@ -57,36 +57,85 @@ def leaf_index(topo: Topology, nodes: list[str]) -> tuple[list[str], np.ndarray]
     return names, np.array([pos.get(where.get(n, ""), -1) for n in nodes], dtype=np.int64)
 
 
-def _below(topo: Topology, names: list[str], switch: str) -> np.ndarray:
-    """Mask over switch indices: the switches in the subtree of `switch` (itself included)."""
-    return np.array([switch in topo.path(s) for s in names] + [False])  # -1 -> last: False
+def _chains(topo: Topology, nodes: list[str]):
+    """Switch names, and per node its leaf's path to the root as switch indices (a row of
+    -1 for a node outside the topology)."""
+    names, leaf = leaf_index(topo, nodes)
+    pos = {s: i for i, s in enumerate(names)}
+    paths = [[pos[x] for x in topo.path(s)] for s in names]
+    depth = max((len(p) for p in paths), default=1)
+    chain = np.full((len(names) + 1, depth), -1, dtype=np.int64)  # last row: no switch
+    for i, p in enumerate(paths):
+        chain[i, :len(p)] = p
+    return names, chain[leaf]
 
 
-def uplinks(table: RunTable, topo: Topology, center: float | None, cut: float) -> list[UplinkReport]:
-    """Every uplink's crossing and inside runs, against the level."""
-    names, leaf = leaf_index(topo, table.nodes)
+def _sides_of_runs(table: RunTable, topo: Topology):
+    """Per run and chain level: the switch whose uplink the run crosses going up from the
+    sender's side (-1: none) and from the receiver's side, and the switches both ends are
+    below (inside runs)."""
+    names, chain = _chains(topo, table.nodes)
+    A, B = chain[table.src], chain[table.dst]
+    a_in_b = (A[:, :, None] == B[:, None, :]).any(axis=2) & (A >= 0)
+    b_in_a = (B[:, :, None] == A[:, None, :]).any(axis=2) & (B >= 0)
+    known = (A[:, 0] >= 0) & (B[:, 0] >= 0)
+    up_a = np.where((A >= 0) & ~a_in_b & known[:, None], A, -1)
+    up_b = np.where((B >= 0) & ~b_in_a & known[:, None], B, -1)
+    both = np.where(a_in_b & known[:, None], A, -1)
+    return names, up_a, up_b, both
+
+
+def _group_median(groups: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(n, np.nan)
+    if groups.size == 0:
+        return out
+    order = np.lexsort((x, groups))
+    g, v = groups[order], x[order]
+    start = np.searchsorted(g, np.arange(n))
+    count = np.bincount(g, minlength=n)
+    has = count > 0
+    lo = start[has] + (count[has] - 1) // 2
+    hi = start[has] + count[has] // 2
+    out[has] = (v[lo] + v[hi]) / 2
+    return out
+
+
+def uplinks(table: RunTable, topo: Topology, center: float | None,
+            cut: float) -> list[UplinkReport]:
+    """Every uplink's crossing and inside runs, against the level (vectorised: a run
+    crosses the uplinks of the switches on one end's path and not on the other's)."""
+    names, up_a, up_b, both = _sides_of_runs(table, topo)
+    n = len(names)
     ok = (table.status == OK) & (table.value > 0)
-    known = (leaf[table.src] >= 0) & (leaf[table.dst] >= 0)
     x = np.full(len(table), np.nan)
     if center:
         x[ok] = np.log(table.value[ok] / center)
+    run = np.arange(len(table))[:, None]
+
+    def flat(m):  # (switch, run) of every entry >= 0
+        sel = m >= 0
+        return m[sel], np.broadcast_to(run, m.shape)[sel]
+
+    cs, cr = (np.concatenate(p) for p in zip(flat(up_a), flat(up_b), strict=True))
+    is_, ir = flat(both)
+    cok, iok = ok[cr], ok[ir]
+    crossing = np.bincount(cs[cok], minlength=n)
+    slow = np.bincount(cs[cok & (x[cr] < cut)], minlength=n)
+    failed = np.bincount(cs[~ok[cr] & (table.status[cr] != OK)], minlength=n)
+    inside = np.bincount(is_[iok], minlength=n)
+    cmed = _group_median(cs[cok], x[cr][cok], n)
+    imed = _group_median(is_[iok], x[ir][iok], n)
     out = []
-    for s in names:
+    for k, s in enumerate(names):
         parent = topo.switches[s].parent
         if parent is None:
             continue
-        sub = _below(topo, names, s)
-        ins, ind = sub[leaf[table.src]], sub[leaf[table.dst]]
-        cross = known & (ins != ind)
-        inside = known & ins & ind
-        cx, ix = x[cross & ok], x[inside & ok]
         out.append(UplinkReport(
-            switch=s, parent=parent, name=f"{s}<->{parent}", crossing=int(cx.size),
-            slow=int((cx < cut).sum()),
-            ratio=float(math.exp(np.median(cx))) if cx.size else None,
-            inside=int(ix.size),
-            inside_ratio=float(math.exp(np.median(ix))) if ix.size else None,
-            failed=int((cross & ~ok & (table.status != OK)).sum())))
+            switch=s, parent=parent, name=f"{s}<->{parent}", crossing=int(crossing[k]),
+            slow=int(slow[k]), ratio=None if crossing[k] == 0 else float(math.exp(cmed[k])),
+            inside=int(inside[k]),
+            inside_ratio=None if inside[k] == 0 else float(math.exp(imed[k])),
+            failed=int(failed[k])))
     return out
 
 
@@ -94,15 +143,13 @@ def below_mask(topo: Topology, nodes: list[str], switch: str) -> np.ndarray:
     """Per node: whether it hangs below `switch` (the simulation's slow uplinks)."""
     if topo is None or switch not in topo.switches:
         raise ValueError(f"{switch!r} is not a switch of the topology")
-    names, leaf = leaf_index(topo, nodes)
-    return _below(topo, names, switch)[leaf]
+    names, chain = _chains(topo, nodes)
+    return (chain == names.index(switch)).any(axis=1)
 
 
 def _crossing_mask(table: RunTable, topo: Topology, switch: str) -> np.ndarray:
-    names, leaf = leaf_index(topo, table.nodes)
-    sub = _below(topo, names, switch)
-    known = (leaf[table.src] >= 0) & (leaf[table.dst] >= 0)
-    return known & (sub[leaf[table.src]] != sub[leaf[table.dst]])
+    below = below_mask(topo, table.nodes, switch)
+    return below[table.src] != below[table.dst]
 
 
 def attribute(table: RunTable, topo: Topology, center: float | None, cut: float):
@@ -120,6 +167,11 @@ def attribute(table: RunTable, topo: Topology, center: float | None, cut: float)
                if r.crossing >= MIN_CROSSING and r.slow >= SLOW_SHARE * r.crossing
                and r.ratio is not None and r.ratio < math.exp(cut)
                and r.inside_ratio is not None and r.inside_ratio >= TOO_SLOW_INSIDE]
+    # a slow uplink high in the tree makes the uplinks below it look slow too (most of their
+    # crossing runs go on through it): the highest one is named
+    names_flagged = {r.switch for r in flagged}
+    flagged = [r for r in flagged
+               if not any(a in names_flagged for a in topo.path(r.switch)[1:])]
     masks = {r.switch: _crossing_mask(table, topo, r.switch) for r in flagged}
     lines: list[str] = []
     done: set[str] = set()
@@ -140,6 +192,19 @@ def attribute(table: RunTable, topo: Topology, center: float | None, cut: float)
         done.add(r.switch)
         explained |= masks[r.switch]
     return reports, lines, explained
+
+
+def uplink_regions(topo: Topology | None, nodes: list[str],
+                   reports: list[UplinkReport]) -> np.ndarray | None:
+    """Per node, the suspect uplink it hangs below (its index), -1 for none; None when no
+    uplink is a suspect. Two nodes of one region: their runs cross no suspect uplink."""
+    suspects = [r.switch for r in reports if r.suspect]
+    if topo is None or not suspects:
+        return None
+    out = np.full(len(nodes), -1, dtype=np.int64)
+    for i, sw in enumerate(suspects):
+        out[below_mask(topo, nodes, sw)] = i
+    return out
 
 
 def without(table: RunTable, drop: np.ndarray) -> RunTable:
