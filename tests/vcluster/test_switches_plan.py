@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fabrictest.parsers.topology import parse_scontrol_topology
-from fabrictest.vcluster import switches
+from fabrictest.vcluster import cli, switches
 from fabrictest.vcluster.plan import Plan
 from fabrictest.vcluster.shaping import PlanError
 
@@ -40,3 +40,16 @@ def test_uneven_and_no_switches(tmp_path):
 def test_bad_switch_count(tmp_path, count):
     with pytest.raises(PlanError, match="--switches must be between 1 and the node count"):
         Plan(state_dir=tmp_path, nodes=4, switches=count)
+
+
+def test_cli_refusals(tmp_path, capsys):
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), "degrade-uplink", "sw1", "fast"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "bad rate" in err
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), "up", "--nodes", "4",
+                   "--switches", "9"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--switches must be between 1 and the node count (4)" in err
+    # a good request: what stops it is the missing cluster
+    rc = cli.main(["--state-dir", str(tmp_path / "none"), "degrade-uplink", "sw1", "50mbit"])
+    assert rc == 1 and capsys.readouterr().err.startswith("vcluster: error: no cluster in ")
