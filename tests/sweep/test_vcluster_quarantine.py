@@ -128,6 +128,7 @@ def test_node_at_0_65_is_named_and_drained_alone(cluster, tmp_path):
     _vcluster(state, "degrade", "node03", "130mbit")
     try:
         rc, out, data = sweep_and_drain(env, tmp_path, "degraded")
+        now = drained(env)  # before `vcluster restore`, which resumes the node in Slurm
     finally:
         _vcluster(state, "restore", "node03")
     try:
@@ -143,7 +144,6 @@ def test_node_at_0_65_is_named_and_drained_alone(cluster, tmp_path):
         assert table["node03"]["status"] == "suspect"
         assert table["node03"]["send_ratio"] < 0.75 and table["node03"]["receive_ratio"] < 0.75
         assert all(table[n]["status"] == "ok" for n in NODES if n != "node03"), table
-        now = drained(env)
         assert list(now) == ["node03"], now
         assert now["node03"].startswith("fabric-sweep: node03 send ")
     finally:
