@@ -31,14 +31,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from .params import VerdictParams
 from .runs import OK, RunTable
-
-if TYPE_CHECKING:  # the parameters live with the decisions (estimate.py)
-    from .estimate import VerdictParams
 
 _NORMAL = NormalDist()
 MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
