@@ -16,6 +16,7 @@ module             function                                  tool
 ``ibv_devinfo``    ``parse_ibv_devinfo``                     ``ibv_devinfo [-v]``
 ``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
 ``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``
+``topology``       ``parse_scontrol_topology`` and others    ``scontrol show topology``, xnames
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``

@@ -15,6 +15,7 @@ per run that gave no figure although both its nodes are fine (`failed run: ...`)
 node-direction that could not be decided (`undecided: ...`), or `suspects: none`. Ctrl-C
 prints the verdict so far. Exit status 0 for `suspects: none`, 1 otherwise, 2 when the sweep
 could not run (bad options, or no run gave a figure at all), 130 when interrupted.
+`--drain` prints the scontrol commands that would drain the suspects (`--confirm` runs them).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import shutil
 import sys
 
 from ..txrx import options as txrx_defaults
+from . import drain, options, specs, topology
 from . import nodes as nodeset
-from . import options, specs
 from .core import DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, run_sweep
 from .estimate import VerdictParams
 from .expectation import Expectation, ExpectationError, from_reference
@@ -116,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--sim-pair-seconds", type=parse_number, default=0.0,
                    help="simulated seconds of one run (default 0)")
 
+    drain.add_options(ap)
+    topology.add_options(ap)
+
     g = ap.add_argument_group("output")
     g.add_argument("--json", metavar="PATH", help="write everything as JSON (fabric-report)")
     g.add_argument("--no-pairs", action="store_true", help="leave the runs out of the text")
@@ -153,10 +157,14 @@ def _main(argv) -> int:
     try:
         args = build_parser().parse_args(argv)
         options.check(args)
+        drain.check_options(args)
         names = nodeset.resolve(
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
         expected = _expected(args)
+        topo, slow_uplinks = topology.load(args, names)
         runner = _runner(args, names)
+        if slow_uplinks:  # the simulation's uplinks (--sim-slow-uplink)
+            runner.add_slow_uplinks(topo, slow_uplinks)
     except (UsageError, specs.SpecError, nodeset.NodeSetError, ExpectationError) as err:
         return options.fail(str(err))
     say = (lambda _m: None) if args.quiet else _stderr
@@ -168,8 +176,10 @@ def _main(argv) -> int:
         expected = Expectation(value=args.expect, lower=-args.min_drop, unit=runner.unit,
                                source="--expect")
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
-                    seed=args.seed, params=params, expected=expected, say=say)
+                    seed=args.seed, params=params, expected=expected, say=say,
+                    topology=topo)
     sys.stdout.write(render(res, pairs=not args.no_pairs))
+    drain_failed = _drain(res, args)
     sys.stdout.flush()
     if args.json:
         try:
@@ -182,7 +192,19 @@ def _main(argv) -> int:
         first = res.table.run(0)
         return options.fail(f"no run gave a figure: the measurement itself fails (e.g. "
                             f"{first.src}->{first.dst}: {' '.join(first.detail.split())[:200]})")
-    return 0 if res.verdict.healthy else 1
+    return 0 if res.verdict.healthy and not drain_failed else 1
+
+
+def _drain(res, args) -> bool:
+    """--drain: the scontrol commands (run with --confirm); True when one failed."""
+    if not args.drain:
+        return False
+    p = drain.plan(res, args.max_drain_fraction)
+    run = args.confirm and not res.interrupted
+    lines = p.lines(confirmed=run)
+    errors = drain.execute(p) if run and p.commands else []
+    sys.stdout.write("\n".join(lines + errors) + "\n")
+    return bool(errors)
 
 
 def _expected(args) -> Expectation | None:

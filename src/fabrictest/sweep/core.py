@@ -34,7 +34,8 @@ from .expectation import Expectation
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
-from .verdict import DIRS, Verdict, decide, row_dict
+from .topology import attribute, inside_round, uplink_regions, without
+from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
 DEFAULT_ROUNDS = 2
 DEFAULT_MAX_ROUNDS = 8
@@ -56,6 +57,7 @@ class SweepResult:
     interrupted: bool = False
     stop_reason: str = ""
     expected: Expectation | None = None  # the reference rate the sides are held against
+    uplinks: list = field(default_factory=list)  # topology.UplinkReport, with a topology
 
     @property
     def level(self) -> Level:
@@ -129,6 +131,7 @@ class SweepResult:
             "undecided": [list(u) for u in v.undecided],
             "expected": self.expected.to_dict() if self.expected else None,
             "notes": v.notes,
+            "uplinks": [asdict(u) for u in self.uplinks],
             "healthy": v.healthy,
             "verdict": v.lines(),
             "figures": {name: list(fig) for name, fig in self.figures().items()},
@@ -217,6 +220,7 @@ def run_sweep(
     expected: Expectation | None = None,
     say: Callable[[str], None] | None = None,
     with_table: bool = True,
+    topology=None,
 ) -> SweepResult:
     """The whole sweep; `say` gets the plan and a line per round (progress). `expect`: the
     level the sides are weighed against (default: the runs' median); `expected`: a reference
@@ -235,12 +239,18 @@ def run_sweep(
     rng = np.random.default_rng(None if seed is None else seed + 7919)
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
+    regions = None  # with slow uplinks: per node, which side of them it is on
     try:
         for r in range(max_rounds):
+            inside = (inside_round(r, table, topology, None if seed is None else seed + r)
+                      if topology is not None and r == len(plan) else None)
             if r < len(plan):
                 rnd = plan[r]
+            elif inside is not None:
+                rnd = inside
+                say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
             else:
-                rnd, stop = _next_round(r, nodes, table, ev, rng)
+                rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:
                     break
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
@@ -259,8 +269,10 @@ def run_sweep(
             if r + 1 >= len(plan):
                 level = level or estimate_level(table, params, expect, budget=max_rounds,
                                                 looks=max_rounds - len(plan) + 1)
-                ev = weigh(table, level, params, final=False,
-                           before=None if ev is None else ev.state)
+                _used, _lv, ev, reports, _lines = _look(
+                    table, level, params, topology, False, None if ev is None else ev.state,
+                    expect, max_rounds, max_rounds - len(plan) + 1)
+                regions = uplink_regions(topology, nodes, reports)
             say(_progress(r, rnd, runs, time.monotonic() - t_round, time.monotonic() - t0,
                           len(plan), max_rounds, ev if r + 1 >= len(plan) else None))
         else:
@@ -271,18 +283,37 @@ def run_sweep(
     if level is None:
         level = estimate_level(table, params, expect, budget=max_rounds,
                                looks=max_rounds - len(plan) + 1)
-    ev = weigh(table, level, params, final=True, before=None if ev is None else ev.state)
-    verdict = decide(table, ev, runner.unit, interrupted=interrupted, with_table=with_table,
+    used, level, ev, reports, lines = _look(
+        table, level, params, topology, True, None if ev is None else ev.state, expect,
+        max_rounds, max_rounds - len(plan) + 1)
+    verdict = decide(used, ev, runner.unit, interrupted=interrupted, with_table=with_table,
                      expected=expected)
+    verdict.suspects[:0] = [Suspect(node=line.split(":")[1].strip(), kind="uplink", sides=[],
+                                    text=line) for line in lines]
     return SweepResult(
         nodes=nodes, rounds=done, table=table, evidence=ev, verdict=verdict,
         unit=runner.unit, measurement=runner.describe(), seconds=time.monotonic() - t0,
         planned_rounds=len(plan), max_rounds=max_rounds, params=params,
-        interrupted=interrupted, stop_reason=stop, expected=expected,
+        interrupted=interrupted, stop_reason=stop, expected=expected, uplinks=reports,
     )
 
 
-def _next_round(r, nodes, table, ev, rng) -> tuple[Round | None, str]:
+def _look(table, level, params, topology, final, before, expect, budget, looks):
+    """One look at the runs so far: (the runs the nodes are weighed on, their level, the
+    evidence, the uplink reports, the suspect uplinks' lines). With a topology, the runs a
+    slow uplink explains are left out of the nodes' evidence (topology.py)."""
+    if topology is not None:
+        reports, lines, explained = attribute(table, topology, level.center, level.cut)
+        if lines:
+            rest = without(table, explained)
+            lv = estimate_level(rest, params, expect, budget=budget, looks=looks)
+            return rest, lv, weigh(rest, lv, params, final=final, before=before), reports, lines
+    else:
+        reports = []
+    return table, level, weigh(table, level, params, final=final, before=before), reports, []
+
+
+def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, str]:
     """The extra round r for the ambiguous sides, or (None, why the sweep stops)."""
     amb = np.flatnonzero(ev.state == AMBIGUOUS)
     if amb.size == 0:
@@ -292,8 +323,16 @@ def _next_round(r, nodes, table, ev, rng) -> tuple[Round | None, str]:
     good = np.setdiff1d(good, amb_nodes)
     reason = (f"{amb.size} node-directions ambiguous after {r} rounds: "
               + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
-    rnd = extra_round(r, nodes, amb_nodes, good, table.partners_of(amb_nodes),
-                      seed=int(rng.integers(1 << 31)), reason=reason)
+    met = table.partners_of(amb_nodes)
+    seed = int(rng.integers(1 << 31))
+    if regions is None:
+        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason)
+    else:  # partners on the same side of every slow uplink: runs it does not explain away
+        parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
+                             good[regions[good] == g], met, seed=seed + i, reason=reason)
+                 for i, g in enumerate(np.unique(regions[amb_nodes]).tolist())]
+        rnd = Round(r, "extra", np.concatenate([p.a for p in parts]),
+                    np.concatenate([p.b for p in parts]), nodes, reason=reason)
     if len(rnd) == 0:
         return None, f"no partner left for the {amb.size} ambiguous node-directions"
     return rnd, ""

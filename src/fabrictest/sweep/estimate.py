@@ -37,112 +37,14 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .level import Level, estimate_level
+from .params import VerdictParams
 from .runs import FAILED, OK, TIMEOUT, RunTable
 
 # side states
 CLEARED, SLOW, UNREACHABLE, AMBIGUOUS, BORDERLINE, UNDECIDED, UNMEASURED = range(7)
 STATE = ("ok", "slow", "unreachable", "ambiguous", "borderline", "undecided", "unmeasured")
 _NORMAL = NormalDist()
-
-
-@dataclass(frozen=True)
-class VerdictParams:
-    min_drop: float = 0.3  # a side is named only when at least this fraction below the level
-    fdr: float = 0.01  # false discovery rate over all node-directions and all looks
-    z_clear: float = 1.5  # margin (standard errors) to clear a side against the design drop
-    z_power: float = 1.3  # the design drop is resolved with this many standard errors to spare
-    z_explain: float = 3.0  # a partner explains a low run when this far below on its own
-    min_runs: int = 2  # clean runs before a side is named slow
-    sigma_floor: float = 0.03  # never trust a spread below 3%
-    sigma_small: float = 0.1  # spread assumed when fewer than `min_clean` runs are clean
-    min_clean: int = 8
-    clearly_slow: float = 0.5  # sides below this x the level are left out of the level
-
-
-@dataclass
-class Level:
-    """The cluster's level and spread, and the cuts derived from them (cuts are log ratios)."""
-
-    center: float | None
-    sigma: float
-    clean_runs: int
-    source: str  # "runs" or "expect"
-    cut: float  # log(1 - min_drop): practical cut
-    budget: int  # the most clean runs a side can get (max rounds)
-    looks: int  # decisions taken (after each round from the last screening one on)
-    q_look: float  # the false discovery rate of one look: fdr / looks
-    z_family: float  # z of one side at family-wise level q_look over all sides
-    z_power: float
-
-    def design_for(self, z: float) -> float:
-        """The drop a `budget`-run test resolves at threshold z, `z_power` to spare (log)."""
-        return min(self.cut, -(z + self.z_power) * self.sigma / math.sqrt(self.budget))
-
-    @property
-    def design(self) -> float:
-        """The design drop before any discovery (family-wise threshold)."""
-        return self.design_for(self.z_family)
-
-    @property
-    def explain(self) -> float:
-        """A partner whose other runs average below this explains a low run."""
-        return self.design / 2
-
-    def limit(self, log_ratio: float) -> float | None:
-        return None if self.center is None else self.center * math.exp(log_ratio)
-
-
-def _mad_sigma(x: np.ndarray) -> float:
-    if x.size < 2:
-        return 0.0
-    return float(1.4826 * np.median(np.abs(x - np.median(x))))
-
-
-def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
-                   budget: int, looks: int = 1) -> Level:
-    """Level and spread from the screening runs (all runs when screening has too few): the
-    median and MAD of runs that touch no clearly slow side. Extra rounds measure a biased
-    selection of nodes, and on a loaded machine fewer concurrent pairs run faster."""
-    n = len(table.nodes)
-    ok = (table.status == OK) & (table.value > 0)
-    sel = ok & table.screening()
-    if sel.sum() < params.min_clean:
-        sel = ok
-    v, src, dst = table.value[sel], table.src[sel], table.dst[sel]
-    center: float | None = expect
-    sigma = params.sigma_small
-    clean_n = 0
-    if v.size:
-        best = np.zeros(n)
-        np.maximum.at(best, src, v)
-        np.maximum.at(best, dst, v)
-        # a healthy node's best run is healthy unless every partner was slow: the upper
-        # quartile of the nodes' best runs stands even a third of slow nodes
-        c0 = expect or float(np.quantile(best[best > 0], 0.75))
-        # a side is clearly slow when even its best run is: a healthy side's best run is
-        # healthy unless every partner was slow the other way
-        side_best = np.zeros(2 * n)
-        np.maximum.at(side_best, 2 * src, v)
-        np.maximum.at(side_best, 2 * dst + 1, v)
-        for _ in range(2):
-            flagged = side_best < params.clearly_slow * c0
-            clean = ~flagged[2 * src] & ~flagged[2 * dst + 1]
-            vals = v[clean] if clean.any() else v
-            med = float(np.median(vals))
-            sigma = _mad_sigma(np.log(vals / med))
-            clean_n = int(clean.sum())
-            c0 = expect or med
-        center = expect or c0
-        if clean_n < params.min_clean:
-            sigma = max(sigma, params.sigma_small)
-    # the spread is itself estimated: take its upper bound (2 standard errors of the MAD,
-    # 0.78 sigma / sqrt(n)), so that a small cluster's lucky low spread names nobody
-    sigma = max(sigma, params.sigma_floor) * (1.0 + 1.56 / math.sqrt(max(clean_n, 1)))
-    q_look = params.fdr / looks
-    return Level(center=center, sigma=sigma, clean_runs=clean_n,
-                 source="expect" if expect else "runs", cut=math.log(1.0 - params.min_drop),
-                 budget=budget, looks=looks, q_look=q_look,
-                 z_family=-_NORMAL.inv_cdf(q_look / (2 * n)), z_power=params.z_power)
 
 
 @dataclass
@@ -265,8 +167,10 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
     # the drop to rule out before clearing: what a full budget resolves at the threshold
     # BH needs with the discoveries so far (the family-wise one when there are none)
     design = level.design_for(min(z_bh, level.z_family))
+    # never cleared below the practical cut, whatever the spread: a table that shows a side
+    # slow must not sit beside a verdict that clears it
     cleared = (~slow & ~unreach & (k >= 1) & (mean > design + params.z_clear * se)
-               & ((charged == 0) | (k >= 2 * charged)))
+               & (mean >= level.cut) & ((charged == 0) | (k >= 2 * charged)))
     state = np.full(n2, AMBIGUOUS, dtype=np.int8)
     state[cleared] = CLEARED
     state[slow] = SLOW
@@ -295,3 +199,5 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
                     slow=slow_n, failed=failed_n, confirmed=conf, unconfirmed=unconfirmed,
                     clean_src=clean_s,
                     clean_dst=clean_r, x=x, design=design, z_bh=z_bh)
+
+__all__ = ["Evidence", "Level", "VerdictParams", "estimate_level", "weigh"]

@@ -12,6 +12,7 @@ import numpy as np
 
 from .core import SweepResult
 from .runs import OK
+from .topology import report_lines
 from .verdict import NodeRow, fmt
 
 FULL_TABLE = 200
@@ -84,7 +85,8 @@ def summary(res: SweepResult) -> str:
         f"({screen} screening + {len(res.rounds) - screen} extra; at most {res.max_rounds}), "
         f"{len(res.table)} runs, {res.seconds:.1f} s; stopped: {res.stop_reason}",
         f"cluster level {fmt(lv.center)} {u} from {lv.source} ({lv.clean_runs} clean screening "
-        f"runs, spread {lv.sigma:.3f} in log per run)",
+        f"runs; {lv.left_out} node-directions left out as clearly slow; spread "
+        f"{lv.sigma:.3f} in log per run, from {lv.spread_runs} runs)",
         f"a direction is named when its runs average below {fmt(lv.limit(lv.cut))} {u} "
         f"({math.exp(lv.cut):.2f}x) and significantly so (false discovery rate "
         f"{res.params.fdr:g} over {2 * len(res.nodes)} node-directions and {lv.looks} looks); "
@@ -102,6 +104,8 @@ def summary(res: SweepResult) -> str:
 
 def render(res: SweepResult, pairs: bool = True) -> str:
     parts = [summary(res), "", node_table(res)]
+    if res.uplinks:
+        parts += ["", *report_lines(res.uplinks)]
     if pairs:
         parts += ["", run_table(res)]
     head = "verdict:"

@@ -1,6 +1,7 @@
 """The simulated runner: the same scheduler and verdict on made-up runs (tests, benchmark).
 
-A run from a to b gives min(send capacity of a, receive capacity of b) x exp(N(0, sigma^2)),
+A run from a to b gives min(send capacity of a, receive capacity of b, and the factor of any
+slow uplink it crosses, with a topology) x exp(N(0, sigma^2)),
 independently per run; a run whose sender cannot send or whose receiver cannot receive
 (`down`) times out. Vectorised: a round of 50,000 pairs takes milliseconds.
 
@@ -33,6 +34,8 @@ class SimulatedRunner(Runner):
         seed: int | None = None,
         unit: str = "Gbps",
         pair_seconds: float = 0.0,
+        topology=None,
+        slow_uplinks: Mapping[str, float] | None = None,
     ):
         """`slow`: node -> factor (both directions) or (send factor, receive factor);
         `down`: node names (both directions) or node -> (send down, receive down)."""
@@ -53,13 +56,28 @@ class SimulatedRunner(Runner):
         self.rng = np.random.default_rng(seed)
         self.unit = unit
         self.pair_seconds = float(pair_seconds)
+        self.nodes = list(nodes)
+        # per slow uplink: which nodes hang below its switch, and its factor
+        self.uplinks: list[tuple[np.ndarray, float]] = []
+        if slow_uplinks:
+            self.add_slow_uplinks(topology, slow_uplinks)
+
+    def add_slow_uplinks(self, topology, factors: Mapping[str, float]) -> None:
+        """Runs crossing each switch's uplink (to its parent) at most at its factor."""
+        from .topology import below_mask
+
+        for sw, f in factors.items():
+            self.uplinks.append((below_mask(topology, self.nodes, sw), float(f)))
 
     def run_round(self, rnd: Round) -> RoundRuns:
         if self.pair_seconds > 0 and len(rnd):
             time.sleep(2 * self.pair_seconds)  # both directions, one after the other
         src = np.concatenate([rnd.a, rnd.b])
         dst = np.concatenate([rnd.b, rnd.a])
-        value = np.minimum(self.tx[src], self.rx[dst]) * np.exp(
+        cap = np.minimum(self.tx[src], self.rx[dst])
+        for below, f in self.uplinks:  # a run crossing a slow uplink runs at most at its rate
+            cap = np.where(below[src] != below[dst], np.minimum(cap, f), cap)
+        value = cap * np.exp(
             self.rng.normal(0.0, self.sigma, size=src.size))
         down = self.tx_down[src] | self.rx_down[dst]
         status = np.where(down, TIMEOUT, OK).astype(np.int8)

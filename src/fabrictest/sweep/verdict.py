@@ -236,10 +236,19 @@ def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
         suspects.append(Suspect(node=names[i], kind="/".join(sorted(kinds)), sides=sides,
                                 confirmed_with=_confirmers(table, ev, int(i))))
     undecided = []
-    for i in np.flatnonzero(((state == UNDECIDED) | (state == UNMEASURED)).any(axis=1)):
+    # a borderline side below the practical cut is shown slow in the table: the verdict
+    # says so too (not named, not cleared either)
+    low = (state == BORDERLINE) & (ev.mean.reshape(n, 2) < level.cut)
+    for i in np.flatnonzero(((state == UNDECIDED) | (state == UNMEASURED) | low).any(axis=1)):
         for d in (0, 1):
             st = state[i, d]
-            if st == UNMEASURED:
+            if low[i, d]:
+                side = 2 * i + d
+                undecided.append((names[i], DIRS[d], (
+                    f"{math.exp(ev.mean[side]):.2f}x over {ev.k[side]} clean runs: below the "
+                    f"{math.exp(level.cut):.2f}x cut but not significant at a spread of "
+                    f"{level.sigma:.3f}")))
+            elif st == UNMEASURED:
                 undecided.append((names[i], DIRS[d], "never measured"))
             elif st == UNDECIDED:
                 side = 2 * i + d

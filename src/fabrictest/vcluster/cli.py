@@ -1,6 +1,6 @@
 """`vcluster`: a local Slurm cluster whose nodes are network namespaces on one machine.
 
-    vcluster up [--nodes 4] [--accounting] [--rate 200mbit|none]
+    vcluster up [--nodes 4] [--accounting] [--rate 200mbit|none] [--switches N]
     vcluster down
     vcluster status [--json]
     vcluster env                      # eval $(vcluster env): SLURM_CONF and Open MPI settings
@@ -9,6 +9,7 @@
     vcluster flap NODE [--times N] [--interval S]         # link down and up N times, every S s
     vcluster link-down NODE
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
+    vcluster degrade-uplink SWITCH RATE   # a leaf switch's uplink both ways (none: unshaped)
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
 Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
@@ -63,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"tbf rate on every node's link (default {DEFAULT_RATE}; 'none' for "
                          "unshaped, noisy links)")
     up.add_argument("--timeout", type=float, default=180, help="seconds to wait for idle nodes")
+    up.add_argument("--switches", type=int, default=0,
+                    help="leaf switches sw1..swN, nodes dealt in order, each joined to the top "
+                         "by its own uplink; Slurm's topology/tree written to match "
+                         "(default 0: one bridge)")
 
     sub.add_parser("down", help="stop everything and remove all state (idempotent)")
     st = sub.add_parser("status", help="nodes, their Slurm states, links and degradations")
@@ -85,8 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seconds from one flap to the next (default 1)")
     ld = sub.add_parser("link-down", help="take one node's link down")
     ld.add_argument("node")
-    rs = sub.add_parser("restore", help="default rate and link up for NODE (or every node)")
+    rs = sub.add_parser("restore", help="default rate and link up for NODE (or every node "
+                                        "and uplink)")
     rs.add_argument("node", nargs="?")
+    du = sub.add_parser("degrade-uplink",
+                        help="shape a leaf switch's uplink both ways to RATE (none: unshaped)")
+    du.add_argument("switch")
+    du.add_argument("rate")
     return ap
 
 
@@ -113,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                                 f"{MAX_UP_TIMEOUT:g}], not {args.timeout:g}")
             rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
             plan = Plan(state_dir=state_dir, nodes=args.nodes, accounting=args.accounting,
-                        default_rate=rate)
+                        default_rate=rate, switches=args.switches)
             t0 = time.monotonic()
             what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
             print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "
@@ -150,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             node_index(args.node)
             check_flap(args.times, args.interval)
             print(_existing(state_dir, args.verbose).flap(args.node, args.times, args.interval))
+        elif args.command == "degrade-uplink":
+            if str(args.rate).lower() != "none":
+                parse_rate(args.rate)
+            print(_existing(state_dir, args.verbose).degrade_uplink(args.switch, args.rate))
         elif args.command == "link-down":
             node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import faults, network
+from . import faults, network, switches
 from .daemons import Daemons
 from .plan import CTL_NETNS, Node, Plan
 from .shaping import BOTH, describe, directions, format_rate, parse_rate
@@ -64,6 +64,10 @@ class Cluster:
         (p.state_dir / MARKER).write_text("fabrictest vcluster state directory\n")
         p.plan_file.write_text(json.dumps(p.to_json(), indent=1) + "\n")
         p.slurm_conf.write_text(p.slurm_conf_text())
+        if p.switches:
+            p.topology_conf.write_text(switches.topology_conf_text(p))
+        elif p.topology_conf.exists():
+            p.topology_conf.unlink()
         p.mpi_conf.write_text(p.mpi_conf_text())
         p.hosts_file.write_text(p.hosts_text())
         p.hostfile.write_text(p.hostfile_text())
@@ -201,6 +205,22 @@ class Cluster:
         return (f"{n.name}: link flapped {done} time{'s' * (done != 1)} "
                 f"({faults.FLAP_DOWN_S:g} s down each)")
 
+    def degrade_uplink(self, switch: str, rate: str) -> str:
+        """Shape a leaf switch's uplink to `rate` both ways (`none`: unshaped again)."""
+        switches.require(self.plan, switch)
+        bits = None if str(rate).lower() == "none" else parse_rate(rate)
+        self._require_up()
+        network.shape_uplink(switch, bits)
+        links = self._links()
+        up = links.setdefault("uplinks", {})
+        if bits is None:
+            up.pop(switch, None)
+        else:
+            up[switch] = format_rate(bits)
+        self._save_links(links)
+        what = "unshaped" if bits is None else f"shaped to {format_rate(bits)}"
+        return f"uplink {switch}<->{switches.TOP}: {what}"
+
     def link_down(self, node: str) -> str:
         n = self.plan.node(node)
         self._require_up()
@@ -221,6 +241,10 @@ class Cluster:
             network.set_link(n, up=True)
             faults.clear_loss(n)
             links.pop(n.name, None)
+        if node is None:  # every node: the uplinks too
+            for sw in switches.names(self.plan):
+                network.shape_uplink(sw, None)
+            links.pop("uplinks", None)
         self._save_links(links)
         # A node that was cut off long enough is DOWN in Slurm; ReturnToService=2 brings it
         # back when its slurmd registers again, which `scontrol update` hurries.
@@ -260,6 +284,10 @@ class Cluster:
                 "degraded_directions": [d for d in directions(BOTH) if d in mark],
                 "loss": {d: mark[f"loss_{d}"] for d in directions(BOTH) if f"loss_{d}" in mark},
             }
+        info["switches"] = {
+            sw: {"nodes": [n.name for n in ns], "uplink": {
+                k: v or "unshaped" for k, v in network.uplink_rates(sw).items()}}
+            for sw, ns in switches.members(p).items()}
         return info
 
 
@@ -281,6 +309,12 @@ def format_status(info: dict) -> str:
         mark = "  <- " + ", ".join(marks) if marks else ""
         lines.append(f"{name:8} {n['address']:13} {n['slurm']:12} {n['slurmd']:8} "
                      f"{n['link']:5} {n['tx_rate']:11} {n['rx_rate']}{mark}")
+    for sw, info_sw in info.get("switches", {}).items():
+        up = info_sw["uplink"]
+        rate = up["up"] if up["up"] == up["down"] else f"up {up['up']} down {up['down']}"
+        mark = "  <- degraded" if rate != "unshaped" else ""
+        lines.append(f"switch {sw}: {','.join(info_sw['nodes'])}; uplink to "
+                     f"{switches.TOP} {rate}{mark}")
     return "\n".join(lines)
 
 

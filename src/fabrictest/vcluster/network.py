@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 
+from . import switches
 from .plan import CTL_NETNS, NODE_NETNS_PREFIX, VETH_PREFIX, Node, Plan
 from .shaping import BOTH, NODE_DEVICE, directions, parse_rate, shaped_end, tbf_args
 from .shell import is_mountpoint, run
@@ -91,6 +92,9 @@ def net_up(plan: Plan) -> None:
         run(["ip", "link", "add", p.bridge, "type", "bridge"])
     run(["ip", "addr", "replace", f"{p.bridge_address}/{p.prefixlen}", "dev", p.bridge])
     run(["ip", "link", "set", p.bridge, "up"])
+    leaf_of = {n.name: s for s, ns in switches.members(p).items() for n in ns}
+    for s in switches.names(p):
+        switch_up(p, s)
     endpoints: list[tuple[str, str, str, Node | None]] = [
         (CTL_NETNS, p.ctl_veth, p.ctl_address, None)]
     endpoints += [(n.netns, n.veth, n.address, n) for n in p.node_list]
@@ -104,7 +108,8 @@ def net_up(plan: Plan) -> None:
                 run(["ip", "-n", ns, "link", "del", NODE_DEVICE])
             run(["ip", "link", "add", veth, "type", "veth", "peer", "name", NODE_DEVICE,
                  "netns", ns])
-        run(["ip", "link", "set", veth, "master", p.bridge, "up"])
+        master = switches.bridge(p, leaf_of.get(node.name)) if node else p.bridge
+        run(["ip", "link", "set", veth, "master", master, "up"])
         run(["ip", "-n", ns, "addr", "replace", f"{addr}/{p.prefixlen}", "dev", NODE_DEVICE])
         run(["ip", "-n", ns, "link", "set", NODE_DEVICE, "up"])
         if node is not None and p.default_rate:
@@ -130,6 +135,12 @@ def net_down(plan: Plan, namespaces: list[str], *, unmount_run_netns: bool) -> l
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
         if name.startswith(VETH_PREFIX):
             run(["ip", "link", "del", name], check=False)
+    for line in run(["ip", "-o", "link", "show", "type", "bridge"], check=False).stdout \
+            .splitlines():  # leaf switches, also of a cluster with more of them
+        name = line.split(":")[1].strip() if ":" in line else ""
+        if name.startswith(switches.LEAF_BRIDGE_PREFIX):
+            run(["ip", "link", "del", name], check=False)
+            done.append(name)
     if link_exists(plan.bridge):
         run(["ip", "link", "del", plan.bridge], check=False)
         done.append(plan.bridge)
@@ -138,3 +149,33 @@ def net_down(plan: Plan, namespaces: list[str], *, unmount_run_netns: bool) -> l
         with contextlib.suppress(OSError):
             os.rmdir(RUN_NETNS)
     return done
+
+
+def switch_up(plan: Plan, switch: str) -> None:
+    """A leaf switch's bridge and its uplink to the top bridge (unshaped until degraded)."""
+    br = switches.bridge(plan, switch)
+    if not link_exists(br):
+        run(["ip", "link", "add", br, "type", "bridge"])
+    run(["ip", "link", "set", br, "up"])
+    leaf_end, top_end = switches.uplink(switch)
+    if not link_exists(leaf_end):
+        if link_exists(top_end):
+            run(["ip", "link", "del", top_end])
+        run(["ip", "link", "add", leaf_end, "type", "veth", "peer", "name", top_end])
+    run(["ip", "link", "set", leaf_end, "master", br, "up"])
+    run(["ip", "link", "set", top_end, "master", plan.bridge, "up"])
+
+
+def shape_uplink(switch: str, bits: int | None) -> None:
+    """tbf on both ends of a switch's uplink (None: unshaped): up on the leaf end, down on
+    the top end."""
+    for dev in switches.uplink(switch):
+        if bits is None:
+            run(["tc", "qdisc", "del", "dev", dev, "root"], check=False)
+        else:
+            run(["tc", "qdisc", "replace", "dev", dev, "root"] + tbf_args(bits))
+
+
+def uplink_rates(switch: str) -> dict[str, str | None]:
+    leaf_end, top_end = switches.uplink(switch)
+    return {"up": qdisc_rate(leaf_end), "down": qdisc_rate(top_end)}

@@ -95,6 +95,7 @@ class Plan:
     # so declare enough for the scenarios' ranks per node (many-to-one runs 3).
     cpus: int = 4
     bridge: str = BRIDGE
+    switches: int = 0  # leaf switches (switches.py); 0: every node on the one bridge
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -107,6 +108,9 @@ class Plan:
             raise PlanError(f"subnet {self.subnet} is not a private range")
         if self.default_rate is not None:
             parse_rate(self.default_rate)
+        if not 0 <= self.switches <= self.nodes:
+            raise PlanError(f"--switches must be between 1 and the node count ({self.nodes}),"
+                            f" not {self.switches}")
         object.__setattr__(self, "state_dir", Path(self.state_dir))
 
     # --- addresses -------------------------------------------------------------------
@@ -170,6 +174,11 @@ class Plan:
     @property
     def slurm_conf(self) -> Path:
         return self.etc / "slurm.conf"
+
+    @property
+    def topology_conf(self) -> Path:
+        """Slurm's tree topology (with --switches): read from slurm.conf's directory."""
+        return self.etc / "topology.conf"
 
     @property
     def slurmdbd_conf(self) -> Path:
@@ -292,6 +301,8 @@ class Plan:
             ]
         else:
             lines += ["AccountingStorageType=accounting_storage/none"]
+        if self.switches:  # the tree of topology.conf (switches.py), next to this file
+            lines.append("TopologyPlugin=topology/tree")
         for n in self.node_list:
             lines.append(
                 f"NodeName={n.name} NodeAddr={n.address} NodeHostname={n.name} "
@@ -390,9 +401,11 @@ class Plan:
             "default_rate": self.default_rate,
             "cpus": self.cpus,
             "bridge": self.bridge,
+            "switches": self.switches,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
-        keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge")
+        keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge",
+                "switches")
         return cls(**{k: data[k] for k in keys if k in data})

@@ -1,0 +1,201 @@
+"""The cluster's healthy level and the spread of one run, robust to any share of slow runs.
+
+A run's figure is the lower of its sender's send capacity and its receiver's receive
+capacity, times noise: slow sides only ever pull runs *down*. On a small cluster one node
+slow both ways is in half the runs (4 nodes, 2 screening rounds: 4 of 8), so a median of the
+runs lands between the healthy and the slow figure, the spread around it balloons, and the
+slow node is cleared against a level it dragged down itself (the blind spot of the first
+design, which left a side out only when even its best run was below half the typical one).
+
+Here the level is found the way an operator reads the table:
+
+1. start from the median of the nodes' best runs (a healthy node's best run is healthy
+   unless every one of its partners was slow);
+2. a side (a node's send or its receive) whose *clean* runs average clearly below that level
+   is left out: below `1 - min_drop / 2` of it (halfway to the cut that names a side) and, once
+   a spread is known, by more than `z_out` of its standard error. A run is clean for a side
+   when its partner's other runs (leave-this-one-out) do not look slow, so the healthy
+   partner of a slow node is not left out with it;
+3. the level is the median of the runs that touch no left-out side; repeat from 2 until the
+   left-out sides no longer change.
+
+The spread of one run is pooled from every run, each against what explains it: a clean run
+against the level, a run of a left-out side against that side's own mean (scaled for the
+degree of freedom its mean took). A node slow both ways on 4 nodes thus adds its runs to the
+spread instead of inflating it. The spread is a MAD, floored, and taken at its upper bound
+(2 standard errors of the estimate), so a small cluster's lucky low spread names nobody.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from .params import VerdictParams
+from .runs import OK, RunTable
+
+_NORMAL = NormalDist()
+MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
+
+
+@dataclass
+class Level:
+    """The cluster's level and spread, and the cuts derived from them (cuts are log ratios)."""
+
+    center: float | None
+    sigma: float
+    clean_runs: int
+    source: str  # "runs" or "expect"
+    cut: float  # log(1 - min_drop): practical cut
+    budget: int  # the most clean runs a side can get (max rounds)
+    looks: int  # decisions taken (after each round from the last screening one on)
+    q_look: float  # the false discovery rate of one look: fdr / looks
+    z_family: float  # z of one side at family-wise level q_look over all sides
+    z_power: float
+    left_out: int = 0  # node-directions left out of the level (clearly slow)
+    spread_runs: int = 0  # runs the spread was pooled from
+
+    def design_for(self, z: float) -> float:
+        """The drop a `budget`-run test resolves at threshold z, `z_power` to spare (log)."""
+        return min(self.cut, -(z + self.z_power) * self.sigma / math.sqrt(self.budget))
+
+    @property
+    def design(self) -> float:
+        """The design drop before any discovery (family-wise threshold)."""
+        return self.design_for(self.z_family)
+
+    @property
+    def explain(self) -> float:
+        """A partner whose other runs average below this explains a low run."""
+        return self.design / 2
+
+    def limit(self, log_ratio: float) -> float | None:
+        return None if self.center is None else self.center * math.exp(log_ratio)
+
+
+def _bincount(idx: np.ndarray, w: np.ndarray, n2: int) -> np.ndarray:
+    return np.bincount(idx, weights=w.astype(np.float64), minlength=n2)
+
+
+def side_means(x: np.ndarray, ds: np.ndarray, dr: np.ndarray, n2: int, low: float,
+               out: np.ndarray | None = None):
+    """Per side, the mean of x over its clean runs and their count; and per run whether it is
+    clean for its sender's send side and for its receiver's receive side. A run is left out
+    of a side when the partner's other runs average below `low`, or the partner is `out`."""
+    clean_s = np.ones(x.size, dtype=bool)
+    clean_r = np.ones(x.size, dtype=bool)
+    out = np.zeros(n2, dtype=bool) if out is None else out
+    for _ in range(4):
+        S = _bincount(ds, x * clean_s, n2) + _bincount(dr, x * clean_r, n2)
+        K = _bincount(ds, clean_s, n2) + _bincount(dr, clean_r, n2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loo_r = (S[dr] - x * clean_r) / (K[dr] - clean_r)
+            loo_s = (S[ds] - x * clean_s) / (K[ds] - clean_s)
+            new_s = ~((loo_r < low) | out[dr])
+            new_r = ~((loo_s < low) | out[ds])
+        if np.array_equal(new_s, clean_s) and np.array_equal(new_r, clean_r):
+            break
+        clean_s, clean_r = new_s, new_r
+    S = _bincount(ds, x * clean_s, n2) + _bincount(dr, x * clean_r, n2)
+    K = _bincount(ds, clean_s, n2) + _bincount(dr, clean_r, n2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(K > 0, S / np.maximum(K, 1), np.nan)
+    return mean, K, clean_s, clean_r
+
+
+def _pooled_residuals(y: np.ndarray, ds, dr, out: np.ndarray, mean: np.ndarray,
+                      k: np.ndarray, center: float) -> np.ndarray:
+    """Each run against what explains it: the level (clean runs), or the lower left-out
+    side's own mean, scaled by sqrt(k / (k - 1)) for the mean it is part of (k >= 2)."""
+    res = y - center
+    keep = np.ones(y.size, dtype=bool)
+    touched = out[ds] | out[dr]
+    if touched.any():
+        ms = np.where(out[ds], mean[ds], np.inf)
+        mr = np.where(out[dr], mean[dr], np.inf)
+        by_send = ms <= mr
+        side = np.where(by_send, ds, dr)
+        kk = k[side]
+        own = y - mean[side]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scaled = own * np.sqrt(kk / np.maximum(kk - 1, 1))
+        res = np.where(touched, scaled, res)
+        keep &= ~touched | ((kk >= 2) & np.isfinite(scaled))
+    return res[keep]
+
+
+def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
+                 params: VerdictParams, expect: float | None = None):
+    """(center, sigma, clean runs, left-out sides, runs in the spread) of OK runs."""
+    y = np.log(values)
+    n2 = 2 * n
+    ds, dr = 2 * src, 2 * dst + 1
+    # start from the median of the nodes' best runs: a healthy node's best run is healthy
+    # unless every one of its partners was slow
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, src, y)
+    np.maximum.at(best, dst, y)
+    c = math.log(expect) if expect else float(np.median(best[np.isfinite(best)]))
+    low = math.log(1.0 - params.min_drop / 2)
+    out = np.zeros(n2, dtype=bool)
+    sigma: float | None = None
+    clean = np.ones(y.size, dtype=bool)
+    for _ in range(8):
+        mean, k, _s, _r = side_means(y - c, ds, dr, n2, low)
+        side_y = mean + c  # the sides' means as log figures (c moves below)
+        with np.errstate(invalid="ignore"):
+            new = (k > 0) & (mean < low)
+            if sigma is not None:  # once a spread is known: clearly, not by chance
+                new &= mean * np.sqrt(np.maximum(k, 1)) < -params.z_out * sigma
+        cap = int(params.max_left_out * n2)
+        if new.sum() > cap:  # the lowest ones only: a level needs a majority to stand on
+            z = np.where(new, mean * np.sqrt(np.maximum(k, 1)), np.inf)
+            keep = np.argsort(z, kind="stable")[:cap]
+            new[:] = False
+            new[keep] = True
+        clean = ~new[ds] & ~new[dr]
+        if not clean.any():  # every run touches a slow side: nothing to stand on
+            new[:] = False
+            clean[:] = True
+        if not expect:
+            c = float(np.median(y[clean]))
+        mid = float(np.median(y[clean])) if expect else c
+        res = _pooled_residuals(y, ds, dr, new, side_y, k, mid)
+        sigma = MAD_TO_SIGMA * float(np.median(np.abs(res))) if res.size else 0.0
+        if np.array_equal(new, out):
+            break
+        out = new
+    return c, sigma or 0.0, int(clean.sum()), int(out.sum()), int(res.size)
+
+
+def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
+                   budget: int, looks: int = 1) -> Level:
+    """Level and spread from the screening runs (all runs when screening has too few).
+    Extra rounds measure a biased selection of nodes, and on a loaded machine fewer
+    concurrent pairs run faster."""
+    n = len(table.nodes)
+    ok = (table.status == OK) & (table.value > 0) & np.isfinite(table.value)
+    sel = ok & table.screening()
+    if sel.sum() < params.min_clean:
+        sel = ok
+    center: float | None = expect
+    sigma = params.sigma_small
+    clean_n = left_out = spread_n = 0
+    if sel.any():
+        c, sigma, clean_n, left_out, spread_n = robust_level(
+            table.value[sel], table.src[sel], table.dst[sel], n, params, expect)
+        center = expect or math.exp(c)
+        if spread_n < params.min_clean:
+            sigma = max(sigma, params.sigma_small)
+    # the spread is itself estimated: take its upper bound (2 standard errors of a MAD-based
+    # sigma, 1.17 sigma / sqrt(n)), so that a small cluster's lucky low spread names nobody
+    sigma = max(sigma, params.sigma_floor) * (1.0 + 2.33 / math.sqrt(max(spread_n, 1)))
+    q_look = params.fdr / looks
+    return Level(center=center, sigma=sigma, clean_runs=clean_n,
+                 source="expect" if expect else "runs", cut=math.log(1.0 - params.min_drop),
+                 budget=budget, looks=looks, q_look=q_look,
+                 z_family=-_NORMAL.inv_cdf(q_look / (2 * n)), z_power=params.z_power,
+                 left_out=left_out, spread_runs=spread_n)

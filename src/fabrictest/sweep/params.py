@@ -1,0 +1,20 @@
+"""The sweep's decision parameters, in one place (estimate.py and level.py read them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class VerdictParams:
+    min_drop: float = 0.25  # a side is named only when at least this fraction below the level
+    fdr: float = 0.01  # false discovery rate over all node-directions and all looks
+    z_clear: float = 1.5  # margin (standard errors) to clear a side against the design drop
+    z_power: float = 1.3  # the design drop is resolved with this many standard errors to spare
+    z_explain: float = 3.0  # a partner explains a low run when this far below on its own
+    min_runs: int = 2  # clean runs before a side is named slow
+    sigma_floor: float = 0.03  # never trust a spread below 3%
+    sigma_small: float = 0.1  # spread assumed when fewer than `min_clean` runs are clean
+    min_clean: int = 8
+    z_out: float = 3.0  # a side this many standard errors below is left out of the level
+    max_left_out: float = 0.25  # at most this share of the node-directions left out of it

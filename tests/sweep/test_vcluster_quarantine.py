@@ -1,0 +1,199 @@
+"""The blind spot, the quarantine and the topology on the real vcluster (Slurm over network
+namespaces), 4 nodes on 2 switches (`vcluster up --switches 2`).
+
+* node03's link shaped to 130 of 200 mbit (0.65x, both directions): on 4 nodes it is in half
+  the screening runs, which is where the first design cleared it (2 of 2 sweeps). The sweep
+  names node03, and `--drain --confirm` drains node03 and no other node; a healthy sweep with
+  `--drain --confirm` drains nothing.
+* sw1's uplink shaped to 50mbit: `fabric-sweep --topology slurm` (Slurm's tree, as
+  `scontrol show topology` prints it) names `uplink sw1<->sw2` within 3 rounds and no node;
+  node03 degraded instead: named as the node, no uplink.
+
+A few minutes: four sweeps of 10-30 s each. The module takes the vcluster lock the other
+vcluster tests take, brings up its own cluster and always takes it down again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fabrictest.parsers.topology import parse_scontrol_topology
+from fabrictest.vcluster.plan import CTL_NETNS
+
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
+LOCK = Path("/run/lock/fabrictest-vcluster-pytest.lock")
+NODES = ["node01", "node02", "node03", "node04"]
+
+
+def _vcluster(state: Path, *args, timeout=300, check=True):
+    cmd = [str(BIN / "vcluster"), "--state-dir", str(state), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("vcluster needs root (network namespaces, tc, slurmd)")
+    for exe in ("slurmctld", "slurmd", "salloc", "srun", "scontrol", "munged", "ip", "tc"):
+        if shutil.which(exe) is None and not Path("/usr/sbin", exe).exists():
+            pytest.skip(f"{exe} not found: run scripts/install.sh as root")
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
+    deadline = time.monotonic() + 540  # a skip, not pytest-timeout's 600 s failure
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                pytest.skip("vcluster: another test session held the vcluster for 9 min")
+            time.sleep(5)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                           timeout=30).stdout
+    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
+        lock.close()
+        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's); "
+                    "not touching it")
+    state = tmp_path_factory.mktemp("vc-quarantine")
+    try:
+        up = _vcluster(state, "up", "--nodes", str(len(NODES)), "--switches", "2",
+                       timeout=400, check=False)
+        if up.returncode != 0:
+            pytest.fail(f"vcluster up failed: {(up.stderr or up.stdout).strip()[-400:]}")
+        env = dict(os.environ)
+        for line in (state / "env.sh").read_text().splitlines():
+            m = re.match(r"export (\w+)=(.*)$", line.strip())
+            if m:
+                env[m.group(1)] = m.group(2).strip("'\"")
+        yield state, env
+    finally:
+        _vcluster(state, "down", check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def sweep_and_drain(env: dict, tmp_path: Path, name: str,
+                    extra: tuple[str, ...] = ("--drain", "--confirm")):
+    """`salloc -N 4 fabric-sweep --drain --confirm` (or `extra`): (exit code, stdout, json)."""
+    out = tmp_path / f"{name}.json"
+    cmd = ["salloc", "--partition=vc", f"--nodes={len(NODES)}", "--exclusive", "--no-kill",
+           "--time=10", f"--job-name=sweep-{name}", str(BIN / "fabric-sweep"),
+           "--launcher", "slurm", "--seed", "5", "--nmsg", "300", "--pair-timeout", "40",
+           "--json", str(out), "--no-pairs", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
+                          cwd=tmp_path)
+    (tmp_path / f"{name}.log").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+    assert out.exists(), f"no sweep JSON; exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.returncode, proc.stdout, json.loads(out.read_text())
+
+
+def drained(env: dict) -> dict[str, str]:
+    """Node -> its Slurm reason, for the nodes in a DRAIN state."""
+    out = subprocess.run(["scontrol", "-o", "show", "node"], capture_output=True, text=True,
+                         env=env, timeout=60, check=True).stdout
+    found = {}
+    for line in out.splitlines():
+        name = re.search(r"NodeName=(\S+)", line)
+        state = re.search(r"State=(\S+)", line)
+        if name and state and "DRAIN" in state.group(1):
+            why = re.search(r"Reason=(.*?)(?: \[|$)", line)
+            found[name.group(1)] = why.group(1) if why else ""
+    return found
+
+
+def resume(env: dict, nodes) -> None:
+    for node in nodes:
+        subprocess.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"],
+                       capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_node_at_0_65_is_named_and_drained_alone(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade", "node03", "130mbit")
+    try:
+        rc, out, data = sweep_and_drain(env, tmp_path, "degraded")
+        now = drained(env)  # before `vcluster restore`, which resumes the node in Slurm
+    finally:
+        _vcluster(state, "restore", "node03")
+    try:
+        lines = out.split("\nverdict:\n", 1)[1].splitlines()
+        assert lines[0].startswith("suspect: node03 send "), out
+        assert ", receive " in lines[0]
+        assert lines[1].startswith("drain: scontrol update NodeName=node03 State=DRAIN "
+                                   "'Reason=fabric-sweep: node03 send "), out
+        assert len(lines) == 2 and rc == 1
+        assert [s["node"] for s in data["suspects"]] == ["node03"]
+        # the table agrees: node03 below the cut both ways, the others cleared
+        table = {r["node"]: r for r in data["nodes_table"]}
+        assert table["node03"]["status"] == "suspect"
+        assert table["node03"]["send_ratio"] < 0.75 and table["node03"]["receive_ratio"] < 0.75
+        assert all(table[n]["status"] == "ok" for n in NODES if n != "node03"), table
+        assert list(now) == ["node03"], now
+        assert now["node03"].startswith("fabric-sweep: node03 send ")
+    finally:
+        resume(env, NODES)
+
+
+def test_healthy_sweep_drains_nothing(cluster, tmp_path):
+    _state, env = cluster
+    try:
+        rc, out, data = sweep_and_drain(env, tmp_path, "healthy")
+        assert out.rstrip().endswith("verdict:\nsuspects: none\ndrain: nothing to drain"), out
+        assert rc == 0 and data["healthy"] is True
+        assert drained(env) == {}
+    finally:
+        resume(env, NODES)
+
+
+def test_switches_are_slurms_tree(cluster):
+    state, env = cluster
+    out = subprocess.run(["scontrol", "show", "topology"], capture_output=True, text=True,
+                         env=env, timeout=60, check=True).stdout
+    topo = parse_scontrol_topology(out)
+    assert topo.switch_of() == {"node01": "sw1", "node02": "sw1", "node03": "sw2",
+                                "node04": "sw2"}
+    status = _vcluster(state, "status").stdout
+    assert "switch sw1: node01,node02; uplink to top unshaped" in status
+
+
+def test_degraded_uplink_is_named_as_the_uplink(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade-uplink", "sw1", "50mbit")
+    try:
+        assert "uplink to top 50Mbit  <- degraded" in _vcluster(state, "status").stdout
+        rc, out, data = sweep_and_drain(env, tmp_path, "uplink", ("--topology", "slurm"))
+    finally:
+        _vcluster(state, "degrade-uplink", "sw1", "none")
+    lines = out.split("\nverdict:\n", 1)[1].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("suspect: uplink sw1<->sw2: "), out
+    assert lines[0].endswith("; runs inside sw1 and sw2 healthy")
+    assert rc == 1 and data["rounds_used"] <= 3
+    assert [u["suspect"] for u in data["uplinks"]] == [True, True]
+
+
+def test_with_the_topology_a_degraded_node_is_still_the_node(cluster, tmp_path):
+    state, env = cluster
+    _vcluster(state, "degrade", "node03", "100mbit")
+    try:
+        rc, out, data = sweep_and_drain(env, tmp_path, "node", ("--topology", "slurm"))
+    finally:
+        _vcluster(state, "restore", "node03")
+    lines = out.split("\nverdict:\n", 1)[1].splitlines()
+    assert len(lines) == 1 and lines[0].startswith("suspect: node03 send "), out
+    assert rc == 1 and not any(u["suspect"] for u in data["uplinks"])
