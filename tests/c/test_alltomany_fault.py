@@ -10,58 +10,23 @@ figures (pytest -s)."""
 from __future__ import annotations
 
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
-
-from fabrictest.parsers.alltomany import missing, parse_alltomany
-
-# the suite's pure arithmetic (no ReFrame): the check's own verdict
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "reframe_tests"))
-from scenario_math import MAX_GROWTH, Scaling, scaling  # noqa: E402
+from alltomany_trials import run_trials
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
-TRIALS = 10
-REPS = 30
-FEW, MANY, FROM = 2, 32, 17  # the check's iteration counts; the fault from iteration 17 on
-
-
-def _trial(mpirun, c_build, inject: str | None = None) -> tuple[Scaling, float]:
-    """One `-n 32 -r 10` run: the check's figures, and the median time per iteration over the
-    first 2 iterations."""
-    argv = [c_build / "alltomany", "-p", 1, "-b", 32, "-n", MANY, "-r", REPS]
-    if inject:
-        argv += ["-i", inject]
-    proc = mpirun(2, argv, timeout=120, check=True)
-    summary = parse_alltomany(proc.stdout)
-    assert missing(summary, iterations=MANY, nprocs=2, repetitions=REPS) == []
-    reps = [(t.cumulative("end_to_end"), t.cumulative("irecv")) for t in summary.times]
-    return scaling(reps, FEW, MANY), statistics.median(e[FEW] / FEW for e, _ in reps)
-
-
-def _shown(figures: list[Scaling]) -> str:
-    return ", ".join(f"{f.end_to_end:.2f}+-{f.end_to_end_noise:.2f}/{f.irecv:.2f}+-{f.irecv_noise:.2f}"
-                     for f in figures)
-
 
 def test_healthy_runs_pass_and_a_2x_growth_fails(mpirun, c_build):
-    healthy_runs = [_trial(mpirun, c_build) for _ in range(TRIALS)]
-    healthy = [f for f, _ in healthy_runs]
-    print(f"\nhealthy (end-to-end/irecv growth +- noise): {_shown(healthy)}")
-    assert [f for f in healthy if f.problem(MAX_GROWTH, FEW, MANY)] == [], _shown(healthy)
+    def launch(argv: list[str]) -> str:
+        return mpirun(2, [c_build / "alltomany", *argv], timeout=120, check=True).stdout
 
-    # the delay that doubles the time per iteration from 2 to 32 iterations: 16 delayed
-    # iterations of 32 add d/2 per iteration to a growth g0 of the per-iteration time b2
-    g0 = statistics.median(f.end_to_end for f in healthy)
-    b2 = statistics.median(few for _, few in healthy_runs)
-    usec = round(2 * b2 * (2.0 - g0) * 1e6, 3)
-    faulty = [_trial(mpirun, c_build, f"{FROM}:{usec}")[0] for _ in range(TRIALS)]
-    print(f"-i {FROM}:{usec} (b2 {b2 * 1e6:.2f} us, g0 {g0:.2f}): {_shown(faulty)}")
-    assert all(f.problem(MAX_GROWTH, FEW, MANY) for f in faulty), _shown(faulty)
+    trials = run_trials(launch, nprocs=2, ppn=1, count=10)
+    print("\n" + trials.shown())
+    assert trials.passing(trials.healthy) == trials.healthy, trials.shown()
+    assert trials.passing(trials.faulty) == [], trials.shown()
     # it is the growth the check is claimed to catch, not a far larger one
-    assert 1.6 <= statistics.median(f.end_to_end for f in faulty) <= 3.0, _shown(faulty)
+    assert 1.6 <= statistics.median(f.end_to_end for f in trials.faulty) <= 3.0, trials.shown()
 
 
 def test_injection_is_refused_when_it_makes_no_sense(mpirun, c_build):
