@@ -20,7 +20,13 @@ import reframe as rfm
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest
 from fabric_placement import node_count, one_host
-from reframe.core.builtins import parameter, performance_function, run_after, variable
+from reframe.core.builtins import (
+    parameter,
+    performance_function,
+    run_after,
+    run_before,
+    variable,
+)
 from scenario_math import MAX_GROWTH, scaling
 
 from fabrictest.parsers import ParseError
@@ -138,9 +144,14 @@ class AllToManyScalingTest(FabricTest):
     #: largest accepted growth of the time per iteration from 2 to 32 iterations
     max_growth = variable(float, value=MAX_GROWTH)
 
+    #: the repetitions of the runs it reads, as recorded (0: the AllToManyTest runs', read
+    #: from them): the growths are medians over them
+    repetitions = variable(int, value=0)
+
     local = True
     executable = "true"
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
+    shaped_by = ("repetitions",)
     # the noise is recorded, not judged against a reference: the sanity check reads it
     informational_perf_vars = [r".*_noise"]
 
@@ -155,10 +166,17 @@ class AllToManyScalingTest(FabricTest):
         for i in range(len(ITERATIONS)):
             self.depends_on(AllToManyTest.variant_name(i), udeps.by_env)
 
+    def longest(self):
+        return self.getdep(AllToManyTest.variant_name(ITERATIONS.index(max(ITERATIONS))))
+
+    @run_before("performance")
+    def record_repetitions(self):
+        self.record_shaping(repetitions=self.longest().repetitions)
+
     def figures(self):
         """Growths and measured noise over the repetitions of the longest run, each compared
         with itself at 2 and 32 iterations (scenario_math.scaling)."""
-        longest = self.getdep(AllToManyTest.variant_name(ITERATIONS.index(max(ITERATIONS))))
+        longest = self.longest()
         reps = [(t.cumulative("end_to_end"), t.cumulative("irecv"))
                 for t in longest.result().times]
         return scaling(reps, min(ITERATIONS), max(ITERATIONS))
