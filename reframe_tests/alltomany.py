@@ -20,13 +20,7 @@ import reframe as rfm
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest
 from fabric_placement import node_count, one_host
-from reframe.core.builtins import (
-    parameter,
-    performance_function,
-    run_after,
-    run_before,
-    variable,
-)
+from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import MAX_GROWTH, scaling
 
 from fabrictest.parsers import ParseError
@@ -169,7 +163,7 @@ class AllToManyScalingTest(FabricTest):
     def longest(self):
         return self.getdep(AllToManyTest.variant_name(ITERATIONS.index(max(ITERATIONS))))
 
-    @run_before("performance")
+    @run_after("setup")
     def record_repetitions(self):
         self.record_shaping(repetitions=self.longest().repetitions)
 
