@@ -227,9 +227,11 @@ def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
         for name, value in figures.items():
             if value is None:
                 continue
-            rate = name in ("Mbytes/sec", "Msg/sec")
-            if not math.isfinite(value) or value < 0 or (rate and row.bytes > 0 and value == 0):
-                need = "a finite positive number" if rate and row.bytes else "a finite number >= 0"
+            # rates are printed with 2 decimals: 0.00 MB/s is what a slow link gives below
+            # 1 KiB, never above
+            positive = name in ("Mbytes/sec", "Msg/sec") and row.bytes >= 1024
+            if not math.isfinite(value) or value < 0 or (positive and value == 0):
+                need = "a finite positive number" if positive else "a finite number >= 0"
                 problems.append(f"{label}: {name} at {human_bytes(row.bytes)} is {value:g}, "
                                 f"not {need}")
     return problems

@@ -312,13 +312,16 @@ def missing(
 
 def unphysical(result: OsuResult, label: str | None = None) -> list[str]:
     """Figures OSU cannot print for a real run: a latency, bandwidth or rate that is not a finite
-    positive number (``inf``, ``nan``, negative, zero), another column not finite or negative."""
+    positive number (``inf``, ``nan``, negative, zero; a rate of 0.00 below 1 KiB is a slow
+    link's), another column not finite or negative."""
     label = label or f"osu_{result.benchmark}"
     what = result.columns[0] if result.columns else "value"
     problems = []
+    rate = result.unit != "us"
     for row in result.rows:
         where = f"{label}: {what} at {human_bytes(row.size)}"
-        if (p := not_a_figure(where, row.value)) is not None:
+        # a rate is printed with 2 decimals: 0.00 MB/s is what a slow link gives below 1 KiB
+        if (p := not_a_figure(where, row.value, zero_ok=rate and row.size < 1024)) is not None:
             problems.append(p)
         for key, v in row.extra.items():
             if not math.isfinite(v) or v < 0:
