@@ -12,6 +12,7 @@ fails before these rules run, with ReFrame's message. Pure: no ReFrame here, the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -78,7 +79,13 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "txrx_timeout": between(0.0, 86400.0, lo_open=True),
     "max_growth": between(1.0, 1000.0),  # the largest accepted growth; below 1 fails healthy
     "min_fraction": between(0.0, 1.0, lo_open=True),  # D-D at least this share of H-H
-    "noise_floor_s": auto_or(between(0.0, 1.0), -1.0),
+    # all-to-many: repetitions whose scatter can be measured (0: the runs', for the scaling
+    # check); the fault injection -i K:USEC or none
+    "repetitions": auto_or(whole_between(3, 1_000_000), 0),
+    "inject": lambda v: None if v == "" or (
+        isinstance(v, str) and re.fullmatch(r"[1-9]\d*:\d+(\.\d+)?", v)
+        and 0 < float(v.split(":")[1]) <= 60e6) else (
+        "must be K:USEC (from iteration K >= 1 on, USEC microseconds > 0) or empty"),
     "launcher": lambda v: None if v in ("slurm", "sim") else "must be slurm or sim",
 }
 

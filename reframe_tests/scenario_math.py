@@ -5,7 +5,8 @@ the users' own figures."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -65,27 +66,100 @@ def txrx_layout(scenario: str, span: str, available_nodes: int) -> TxRxLayout:
     raise ValueError(f"unknown tx/rx scenario {scenario!r}")
 
 
-def iteration_growth(times: Mapping[int, float], floor_s: float = 0.0) -> float:
-    """How much the time per iteration grows from the fewest to the most iterations.
-
-    ``times`` maps iterations -> total time (s). Returns (t(n_max)/n_max) / (t(n_min)/n_min);
-    both per-iteration times are first raised to ``floor_s`` (a noise floor, per iteration), so
-    that a growth between two values below the floor counts as 1.
-    """
+def iteration_growth(times: Mapping[int, float]) -> float:
+    """How much the time per iteration grows from the fewest to the most iterations:
+    (t(n_max)/n_max) / (t(n_min)/n_min), ``times`` mapping iterations -> the time they took
+    (one run's cumulative times at its checkpoints, or the totals of separate runs as the
+    all-to-many (Cori) notes give them)."""
     if len(times) < 2:
         raise ValueError("need timings for at least two iteration counts")
+    if not all(math.isfinite(t) and t >= 0 for t in times.values()):
+        raise ValueError(f"times must be finite and >= 0, got {dict(times)}")
     n_min, n_max = min(times), max(times)
-    lo = max(times[n_min] / n_min, floor_s)
-    hi = max(times[n_max] / n_max, floor_s)
+    lo, hi = times[n_min] / n_min, times[n_max] / n_max
     if lo <= 0:
         return math.inf if hi > 0 else 1.0
     return hi / lo
 
 
-def degrades(times: Mapping[int, float], max_growth: float, floor_s: float = 0.0) -> bool:
-    """True when the time per iteration grows by more than ``max_growth`` (the all-to-many
-    (Cori) notes' symptom)."""
-    return iteration_growth(times, floor_s) > max_growth
+#: the largest accepted growth of the all-to-many time per iteration from 2 to 32 iterations:
+#: healthy runs measure 0.9-1.0 on local, so an injected 2x growth fails
+MAX_GROWTH = 1.5
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """The all-to-many degradation figures over the repetitions of one run: the median growth
+    (x) of the end-to-end and of the posting-irecv time per iteration, and the measured noise
+    of each: the standard error of that median, from the repetitions' scatter (inf with fewer
+    than 3 repetitions: no scatter to measure)."""
+
+    end_to_end: float
+    irecv: float
+    end_to_end_noise: float
+    irecv_noise: float
+
+    def worst(self) -> float:
+        return max(self.end_to_end, self.irecv)
+
+    def problem(self, max_growth: float, few: int, many: int) -> str | None:
+        """Why the check fails (None: it passes). A growth above ``max_growth`` by more than
+        twice its noise fails; it passes only when each growth is below by more than twice its
+        noise; a growth the noise cannot place on either side is undecided, which fails too."""
+        figures = (f"end-to-end {self.end_to_end:.2f}x +-{self.end_to_end_noise:.2g}, "
+                   f"posting irecv {self.irecv:.2f}x +-{self.irecv_noise:.2g}")
+        if (self.end_to_end - 2 * self.end_to_end_noise > max_growth
+                or self.irecv - 2 * self.irecv_noise > max_growth):
+            return (f"time per iteration grows {self.worst():.2f}x from {few} to {many} "
+                    f"iterations ({figures}), more than {max_growth}x")
+        if (self.end_to_end + 2 * self.end_to_end_noise > max_growth
+                or self.irecv + 2 * self.irecv_noise > max_growth):
+            return (f"undecided: the growth from {few} to {many} iterations ({figures}) is "
+                    f"within twice its measured noise of {max_growth}x")
+        return None
+
+
+def median_and_noise(samples: Sequence[float]) -> tuple[float, float]:
+    """The median of ``samples`` and its standard error, estimated robustly from the median
+    absolute deviation (1.4826 MAD estimates the deviation; the median's error is 1.2533
+    deviations / sqrt(n)); inf with fewer than 3 samples."""
+    middle = statistics.median(samples)
+    if len(samples) < 3:
+        return middle, math.inf
+    mad = statistics.median(abs(x - middle) for x in samples)
+    return middle, 1.4826 * 1.2533 * mad / math.sqrt(len(samples))
+
+
+def posting_growth(e2e: Mapping[int, float], irecv: Mapping[int, float], few: int,
+                   many: int) -> float:
+    """How much posting irecv grows the time per iteration: 1 + (posting time per iteration at
+    ``many`` - at ``few``) / (whole time per iteration at ``few``). Posting is a small part of
+    an iteration (0.07 of 0.4 us on one host, microseconds of 12 ms on the vcluster): its own
+    ratio swings with any preemption, while what it adds to an iteration is what the notes'
+    symptom costs (Cori: 5.1x). The same 1.5 limit then means "posting adds half an
+    iteration"."""
+    whole = e2e[few] / few
+    if not (math.isfinite(whole) and whole > 0):
+        raise ValueError(f"time per iteration at {few} must be finite and > 0, got {whole}")
+    added = irecv[many] / many - irecv[few] / few
+    if not math.isfinite(added):
+        raise ValueError("posting times must be finite")
+    return 1.0 + added / whole
+
+
+def scaling(
+    repetitions: Sequence[tuple[Mapping[int, float], Mapping[int, float]]], few: int, many: int
+) -> Scaling:
+    """The degradation figures from each repetition's (end-to-end, posting-irecv) cumulative
+    times {iterations: s}, from ``few`` to ``many`` iterations. Each repetition is compared with
+    itself (the same processes, cores and neighbours at both counts), then the median taken:
+    other processes on the cores slow single repetitions; a fault slows every one."""
+    if not repetitions:
+        raise ValueError("no repetitions")
+    e2e = [iteration_growth({few: e[few], many: e[many]}) for e, _ in repetitions]
+    irecv = [posting_growth(e, i, few, many) for e, i in repetitions]
+    (g_e2e, noise_e2e), (g_irecv, noise_irecv) = median_and_noise(e2e), median_and_noise(irecv)
+    return Scaling(g_e2e, g_irecv, noise_e2e, noise_irecv)
 
 
 def device_fraction(d2d: float, h2h: float) -> float:

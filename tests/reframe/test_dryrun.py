@@ -126,8 +126,9 @@ def test_cori_all_to_many_matches_cori_notes(dry_runs):
         assert "#SBATCH --ntasks=512" in script and "#SBATCH --nodes=8" in script
         assert "#SBATCH --ntasks-per-node=64" in script and "#SBATCH --constraint=knl" in script
         assert "module swap craype-haswell craype-mic-knl" in script
+        # the notes' command line, then ours: 30 repetitions of the timed loop
         assert re.search(
-            rf"^srun -c 4 --cpu_bind=cores (\S*/)?alltomany -p 64 -b 32 -n {n}$",
+            rf"^srun -c 4 --cpu_bind=cores (\S*/)?alltomany -p 64 -b 32 -n {n} -r 30$",
             script,
             re.MULTILINE,
         ), script

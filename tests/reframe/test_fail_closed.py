@@ -215,3 +215,40 @@ def test_no_core_files_left_in_stage(standin_run):
         if p.is_file() and re.fullmatch(r"core(\.\d+)?", p.name)
     ]
     assert cores == [], cores
+
+
+def _one_figure(name: str, size: int, value: str) -> str:
+    """Recording ``name`` with its figure at ``size`` replaced by ``value``."""
+    text, n = re.subn(rf"^{size}( +)\S+$", lambda m: f"{size}{m[1]}{value}", read(name),
+                      count=1, flags=re.M)
+    assert n == 1
+    return text
+
+
+@pytest.fixture(scope="module")
+def impossible_figures_run(tmp_path_factory):
+    """OSU stand-ins whose whole outputs hold one figure that is not a result."""
+    if shutil.which("mpirun") is None or shutil.which("mpicc") is None:
+        pytest.skip("mpirun/mpicc not on PATH: run scripts/install.sh and activate .venv")
+    tmp = tmp_path_factory.mktemp("impossible")
+    bins = tmp / "bin"
+    bins.mkdir()
+    for bench, size, value in IMPOSSIBLE:
+        _standin(bins, bench, _one_figure(f"{bench}-7.4-ompi4.1-local.txt", size, value))
+    env = {"OSU_HOME": str(bins), "IMB_HOME": ""}
+    return run_reframe(["--system", "local", "-r", "-n", "OsuPt2PtTest"], tmp, timeout=600,
+                       env=env)
+
+
+IMPOSSIBLE = [("osu_bw", 1048576, "inf"), ("osu_bibw", 65536, "nan"),
+              ("osu_get_bw", 4096, "-3.25"), ("osu_latency", 1024, "0.00")]
+
+
+@pytest.mark.parametrize(("bench", "size", "value"), IMPOSSIBLE)
+def test_osu_figure_that_is_not_a_number_fails(impossible_figures_run, bench, size, value):
+    """A benchmark printing inf, nan, a negative or a zero figure at a requested size FAILs,
+    and the reason names the size and the value (it used to pass: peak_bw=inf)."""
+    reason = _reason(impossible_figures_run, OSU + bench)
+    shown = {1048576: "1 MiB", 65536: "64 KiB", 4096: "4 KiB", 1024: "1 KiB"}[size]
+    assert f"{bench}: " in reason and f"at {shown} is {float(value):g}, not a finite positive" \
+        " number" in reason, reason

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pytest
+from alltomany_trials import run_trials
 
 from fabrictest.vcluster.plan import CTL_NETNS, Plan
 
@@ -378,6 +379,30 @@ def stream_mbit(plan: Plan, src: str, dst: str, nbytes: int = 8_000_000) -> floa
 
 def node_status(cluster, name: str) -> dict:
     return json.loads(vcluster(cluster.state, "status", "--json").stdout)["nodes"][name]
+
+
+def test_all_to_many_check_catches_a_2x_growth(cluster, tmp_path):
+    """AllToManyScalingTest's verdict on real all-to-many runs across the 4 nodes (one rank
+    each, `srun --mpi=pmix`, TCP between the namespaces): 10 healthy runs pass, 10 runs with a
+    posting delay that doubles the time per iteration from 2 to 32 iterations fail.
+    Measured 2026-11-24 (docs/c-programs.md): healthy 0.67-0.76 end-to-end, 1.00 posting;
+    `-i 17:29689`: 1.39-1.97 end-to-end, 1.85-2.48 posting."""
+    build = subprocess.run(["make", "-C", str(ROOT / "src" / "c"), f"O={tmp_path}"],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    env = {**cluster.env(), "SLURM_CONF": str(cluster.plan.slurm_conf)}
+
+    def launch(argv: list[str]) -> str:
+        proc = subprocess.run(["srun", "--mpi=pmix", "-N", "4", "--ntasks-per-node=1",
+                               "--time=2", str(tmp_path / "alltomany"), *argv],
+                              capture_output=True, text=True, env=env, timeout=180)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    trials = run_trials(launch, nprocs=4, ppn=1, count=10)
+    print("\n" + trials.shown())
+    assert trials.passing(trials.healthy) == trials.healthy, trials.shown()
+    assert trials.passing(trials.faulty) == [], trials.shown()
 
 
 @pytest.mark.parametrize("direction", ["tx", "rx"])

@@ -100,8 +100,6 @@ system = {
                 # IMB: the job environment (JOB_ENV) already keeps Open MPI on TCP over the
                 # bridge; 'tcp' is the only transport (no 'rdma': that ImbTest case is not listed)
                 "transports": {"tcp": {}},
-                # all-to-many: per-iteration times below 10 ms are noise on shared cores
-                "alltomany_noise_floor_s": 0.01,
             },
         }
     ],

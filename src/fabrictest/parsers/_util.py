@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .errors import ParseError
 
 
@@ -85,3 +87,16 @@ def sizes_missing(name: str, got: list[int], expected: list[int]) -> str | None:
         parts.append("sizes out of order or repeated")
     return (f"{name}: {len(got)} sizes, expected {len(expected)} from "
             f"{human_bytes(expected[0])} to {human_bytes(expected[-1])}: {'; '.join(parts)}")
+
+
+def not_a_figure(name: str, value: float | None, zero_ok: bool = False) -> str | None:
+    """None when ``value`` is a figure the tool can print: finite and positive (or zero when
+    ``zero_ok``, e.g. a time printed to 4 decimals); otherwise what is wrong, e.g.
+    ``osu_bw: bandwidth at 8 B is inf, not a finite positive number``. None: absent (the
+    caller's own check names it)."""
+    if value is None:
+        return None
+    if math.isfinite(value) and (value > 0 or (zero_ok and value == 0)):
+        return None
+    kind = "finite number >= 0" if zero_ok else "finite positive number"
+    return f"{name} is {value:g}, not a {kind}"

@@ -18,6 +18,14 @@ and of ours::
 
 Any other ``Label = value`` line inside a block goes to ``extra`` (label with its runs of
 spaces collapsed, value stripped), e.g. ``Payload check = passed (N messages)``.
+
+Ours adds, inside the block, ``Repetitions = R (...)`` and one full-precision line per
+repetition of the timed loop (the block's ``%.4f sec`` figures read 0.0000 on a fast fabric)::
+
+    alltomany-times rep=1 irecv=3.5e-06 isend=4.7e-06 waitall=7.3e-06 end_to_end=1.6e-05 at=1,2,4
+      irecv_at=2.7e-06,3.0e-06,3.5e-06 end_to_end_at=4.1e-06,7.2e-06,1.6e-05
+
+(one line), the last fields the cumulative times at iterations 1, 2, 4, ... and the last.
 """
 
 from __future__ import annotations
@@ -25,13 +33,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import ends_mid_line, require_text
+from ._util import ends_mid_line, not_a_figure, require_text
 from .errors import ParseError
 
 _LINE = re.compile(r"^\s*(?P<label>[A-Za-z(][^=]*?)\s*=\s*(?P<value>.*?)\s*$")
 _RULE = re.compile(r"^\s*-{10,}\s*$")
 _FOOTER = re.compile(r"\(Max means the maximum among all \d+ processes\)")
 _NUMBER = re.compile(r"^([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_TIMES = re.compile(r"^\s*alltomany-times\s+rep=(?P<rep>\d+)\s+(?P<rest>.*?)\s*$")
+_TIME_FIELDS = ("irecv", "isend", "waitall", "end_to_end")
 
 _FIELDS = {
     "total number of mpi processes": ("nprocs", int),
@@ -46,6 +56,26 @@ _FIELDS = {
     "max time of mpi_waitall()": ("t_waitall", float),
     "max end-to-end time": ("t_end_to_end", float),
 }
+
+
+@dataclass(frozen=True)
+class RepetitionTimes:
+    """One repetition of the timed loop at full precision (s, maximum over all processes)."""
+
+    rep: int
+    irecv: float
+    isend: float
+    waitall: float
+    end_to_end: float
+    #: checkpoints (iterations 1, 2, 4, ... and the last) and the cumulative posting-irecv and
+    #: end-to-end times at each, from the start of the repetition
+    at: tuple[int, ...] = ()
+    irecv_at: tuple[float, ...] = ()
+    end_to_end_at: tuple[float, ...] = ()
+
+    def cumulative(self, name: str) -> dict[int, float]:
+        """{iterations: time ``name`` (irecv, end_to_end) after that many iterations}."""
+        return dict(zip(self.at, getattr(self, f"{name}_at"), strict=True))
 
 
 @dataclass
@@ -63,6 +93,8 @@ class AllToManySummary:
     t_isend: float | None = None
     t_waitall: float | None = None
     t_end_to_end: float | None = None
+    repetitions: int | None = None  # "Repetitions = R": how many timed loops ran
+    times: list[RepetitionTimes] = field(default_factory=list)  # the alltomany-times lines
     extra: dict[str, str] = field(default_factory=dict)
     footer: bool = False  # "(Max means the maximum among all N processes)" was printed
     closed: bool = False  # the closing rule after the block was printed
@@ -83,6 +115,12 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
         if _FOOTER.search(line) and current is not None:
             current.footer = True
             continue
+        timed = _TIMES.match(line)
+        if timed is not None:
+            if current is None:
+                raise ParseError(f"all-to-many: a timing line outside a summary block: {line!r}")
+            current.times.append(_repetition(timed))
+            continue
         m = _LINE.match(line)
         if m is None:
             continue
@@ -92,6 +130,12 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
         if current is None or (key is not None and getattr(current, key[0]) is not None):
             current = AllToManySummary()
             blocks.append(current)
+        if key is None and label == "Repetitions":
+            number = _NUMBER.match(value)
+            if number is None or not number.group(1).isdigit():
+                raise ParseError(f"all-to-many: 'Repetitions' has no count: {value!r}")
+            current.repetitions = int(number.group(1))
+            continue
         if key is None:
             current.extra[label] = value
             continue
@@ -111,6 +155,29 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
     return blocks
 
 
+def _repetition(m: re.Match) -> RepetitionTimes:
+    pairs = dict(kv.split("=", 1) for kv in m.group("rest").split() if "=" in kv)
+    where = f"all-to-many: repetition {m.group('rep')}"
+    values = {}
+    for name in _TIME_FIELDS:
+        try:
+            values[name] = float(pairs[name])
+        except (KeyError, ValueError):
+            raise ParseError(f"{where} has no {name}= time: {m.group(0)!r}") from None
+    if "at" in pairs:
+        try:
+            at = tuple(int(x) for x in pairs["at"].split(","))
+            cumulative = {name: tuple(float(x) for x in pairs[f"{name}_at"].split(","))
+                          for name in ("irecv", "end_to_end")}
+        except (KeyError, ValueError):
+            raise ParseError(f"{where}: unreadable checkpoints: {m.group(0)!r}") from None
+        if any(len(v) != len(at) for v in cumulative.values()):
+            raise ParseError(f"{where}: {len(at)} checkpoints but other counts of times")
+        values.update(at=at, irecv_at=cumulative["irecv"],
+                      end_to_end_at=cumulative["end_to_end"])
+    return RepetitionTimes(rep=int(m.group("rep")), **values)
+
+
 def parse_alltomany(text: str) -> AllToManySummary:
     """The first summary block in ``text``."""
     return parse_alltomany_all(text)[0]
@@ -128,10 +195,15 @@ REQUIRED = (
 
 
 def missing(
-    summary: AllToManySummary, iterations: int | None = None, nprocs: int | None = None
+    summary: AllToManySummary,
+    iterations: int | None = None,
+    nprocs: int | None = None,
+    repetitions: int | None = None,
 ) -> list[str]:
     """What keeps a summary block from being whole: every count and timing line, the closing
-    rule, and (when given) the requested iterations and process count. Empty when whole."""
+    rule, figures that are finite and possible (counts > 0, times >= 0), and (when given) the
+    requested iterations, process count and repetitions (then one full-precision line for each).
+    Empty when whole."""
     problems = []
     absent = [label for name, label in REQUIRED if getattr(summary, name) is None]
     if absent:
@@ -145,4 +217,52 @@ def missing(
         problems.append(f"all-to-many: {summary.iterations} iterations, expected {iterations}")
     if nprocs is not None and summary.nprocs not in (None, nprocs):
         problems.append(f"all-to-many: {summary.nprocs} processes, expected {nprocs}")
+    problems += _unphysical(summary)
+    if repetitions is not None:
+        problems += _repetitions_missing(summary, repetitions)
     return problems
+
+
+def _unphysical(summary: AllToManySummary) -> list[str]:
+    """Counts must be positive; times finite and >= 0 (the block's 4 decimals print a short
+    time as 0.0000), the end-to-end time of a full-precision line > 0."""
+    found = [not_a_figure(f"all-to-many: {label!r}", getattr(summary, name), zero_ok=name[0] == "t")
+             for name, label in REQUIRED]
+    for t in summary.times:
+        for name in _TIME_FIELDS:
+            found.append(not_a_figure(f"all-to-many: repetition {t.rep} {name} time",
+                                      getattr(t, name), zero_ok=name != "end_to_end"))
+        for k, v in zip(t.at, t.irecv_at, strict=True):
+            found.append(not_a_figure(f"all-to-many: repetition {t.rep} irecv time at {k}", v,
+                                      zero_ok=True))
+        for k, v in zip(t.at, t.end_to_end_at, strict=True):
+            found.append(not_a_figure(f"all-to-many: repetition {t.rep} end-to-end time at {k}",
+                                      v))
+    return [p for p in found if p]
+
+
+def _repetitions_missing(summary: AllToManySummary, repetitions: int) -> list[str]:
+    if summary.repetitions is None:
+        return ["all-to-many: no 'Repetitions' line (a build without -r?)"]
+    if summary.repetitions != repetitions:
+        return [f"all-to-many: {summary.repetitions} repetitions, expected {repetitions}"]
+    reps = [t.rep for t in summary.times]
+    if reps != list(range(1, repetitions + 1)):
+        return [f"all-to-many: {len(reps)} of {repetitions} 'alltomany-times' lines"]
+    if summary.iterations and any(not t.at or t.at[-1] != summary.iterations
+                                  for t in summary.times):
+        return [f"all-to-many: a repetition has no checkpoint at {summary.iterations} iterations"]
+    return []
+
+
+def per_iteration(summary: AllToManySummary, name: str) -> list[float]:
+    """The time ``name`` (irecv, isend, waitall, end_to_end) per iteration of each repetition,
+    at full precision; the block's one figure when the output has no full-precision lines
+    (the notes' program)."""
+    if not summary.iterations:
+        raise ValueError("all-to-many: no iteration count")
+    if summary.times:
+        return [getattr(t, name) / summary.iterations for t in summary.times]
+    block = {"irecv": "t_irecv", "isend": "t_isend", "waitall": "t_waitall",
+             "end_to_end": "t_end_to_end"}[name]
+    return [getattr(summary, block) / summary.iterations]

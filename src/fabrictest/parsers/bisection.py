@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import ends_mid_line, require_text, sizes_missing
+from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, sizes_missing
 from .errors import ParseError
 
 #: the sizes the program measures, in order: 1 KiB .. 2 MiB (the Slingshot acceptance notes'
@@ -28,9 +28,12 @@ _NPROCS = re.compile(r"Number of Process\s*(\d+)")
 _PPN = re.compile(r"PPN:\s*(\d+)")
 _NODES = re.compile(r"Number of nodes:\s*(\d+)")
 _REPS = re.compile(r"Num_reps\s*=\s*(\d+)")
+# a figure as C's printf can write it, "inf"/"nan"/negative included (missing() names them)
+_FIGURE = r"([-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan))"
 _ROW = re.compile(
-    r"(\d+)\s+Ranks,\s*Msg Size:\s*(\d+)\s*bytes,\s*Node BW:\s*([\d.]+)\s*MB/sec/node,"
-    r"\s*Aggregate BW:\s*([\d.]+)\s*GB/sec"
+    rf"(\d+)\s+Ranks,\s*Msg Size:\s*(\d+)\s*bytes,\s*Node BW:\s*{_FIGURE}\s*MB/sec/node,"
+    rf"\s*Aggregate BW:\s*{_FIGURE}\s*GB/sec",
+    re.IGNORECASE,
 )
 _PAIR = re.compile(
     r"Pair\s*\((\d+)<->(\d+)\)\s*Elapsed time\s*=\s*([\d.]+)\s*sec\s*\(\s*([\d.]+)\s*MB/sec\)"
@@ -122,4 +125,11 @@ def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES) -> l
         wrong = sorted({r.ranks for r in result.rows if r.ranks != ranks})
         if wrong:
             problems.append(f"bisection: rows report {wrong} ranks, expected {ranks}")
+    for r in result.rows:
+        # the aggregate is printed in GB/s with 2 decimals: 0.00 for a slow small-size row
+        for what, value, zero_ok in (("node bandwidth", r.node_mbps, False),
+                                     ("aggregate bandwidth", r.aggregate_gbps, True)):
+            where = f"bisection: {what} at {human_bytes(r.size)}"
+            if (p := not_a_figure(where, value, zero_ok=zero_ok)):
+                problems.append(p)
     return problems

@@ -10,10 +10,18 @@ and collectives (``t_min[usec] t_max[usec] t_avg[usec]``).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
-from ._util import doubling_sizes, ends_mid_line, require_text, sizes_missing, to_float
+from ._util import (
+    doubling_sizes,
+    ends_mid_line,
+    human_bytes,
+    require_text,
+    sizes_missing,
+    to_float,
+)
 from .errors import ParseError
 
 #: IMB-MPI1's default largest message size (-msglog 22): 4 MiB
@@ -24,7 +32,8 @@ _BENCH = re.compile(r"^#\s*Benchmarking\s+(\S+)")
 _NPROCS = re.compile(r"#processes\s*=\s*(\d+)")
 _WAITING = re.compile(r"\(\s*(\d+)\s+additional processes waiting")
 _HEADER = re.compile(r"^\s*(#bytes|#repetitions)\b")
-_ROW = re.compile(r"^\s*\d+(\s+[-+\d.eE]+)+\s*$")
+# numbers as printf writes them, "inf"/"nan" included (missing() names them)
+_ROW = re.compile(r"^\s*\d+(\s+(?:[-+\d.eE]+|[-+]?inf|nan))+\s*$", re.IGNORECASE)
 
 _COLUMNS = {
     "#bytes": "bytes",
@@ -181,23 +190,48 @@ def parse_imb(text: str) -> ImbResult:
     return result
 
 
-def missing(result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
-    """What keeps ``result`` from being a whole run of ``benchmark`` up to ``max_bytes``
-    (``2**msglog``): every block of it (one per process count with ``-npmin``) with every
-    size 0, 1, 2, 4 ... ``max_bytes``, and IMB's closing ``# All processes entering
-    MPI_Finalize`` line. Empty when whole."""
+def missing(
+    result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1
+) -> list[str]:
+    """What keeps ``result`` from being a whole run of ``benchmark`` from ``min_bytes`` to
+    ``max_bytes`` (``-msglog a:b``: 2**a, 2**b; IMB prints 0 bytes first whatever ``a``):
+    every block of it (one per process count with ``-npmin``) with every size 0, ``min_bytes``,
+    2 ``min_bytes`` ... ``max_bytes``, only finite figures (times >= 0, rates > 0 above
+    0 bytes), and IMB's closing ``# All processes entering MPI_Finalize`` line. Empty when
+    whole."""
     problems = []
     blocks = [b for b in result.benchmarks if b.name.lower() == benchmark.lower()]
     if not blocks:
         empty = any(name.lower() == benchmark.lower() for name in result.empty_blocks)
         problems.append(f"{benchmark}: " + ("no result rows" if empty else "no block"))
+    expected = [0, *doubling_sizes(max(min_bytes, 1), max_bytes)]
     for block in blocks:
         label = f"{benchmark} (np={block.nprocs})" if len(blocks) > 1 else benchmark
-        gap = sizes_missing(label, [r.bytes for r in block.rows], doubling_sizes(0, max_bytes))
+        gap = sizes_missing(label, [r.bytes for r in block.rows], expected)
         if gap:
             problems.append(gap)
+        problems += _unphysical(label, block)
     if result.cut_mid_line:
         problems.append("IMB output ends mid-line (cut short)")
     if not result.finalized:
         problems.append("IMB did not finish: no '# All processes entering MPI_Finalize' line")
+    return problems
+
+
+def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
+    problems = []
+    for row in block.rows:
+        figures = {"t[usec]": row.t_usec, "t_min[usec]": row.t_min, "t_max[usec]": row.t_max,
+                   "t_avg[usec]": row.t_avg, "Mbytes/sec": row.mbytes_per_sec,
+                   "Msg/sec": row.msg_per_sec, **row.extra}
+        for name, value in figures.items():
+            if value is None:
+                continue
+            # rates are printed with 2 decimals: 0.00 MB/s is what a slow link gives below
+            # 1 KiB, never above
+            positive = name in ("Mbytes/sec", "Msg/sec") and row.bytes >= 1024
+            if not math.isfinite(value) or value < 0 or (positive and value == 0):
+                need = "a finite positive number" if positive else "a finite number >= 0"
+                problems.append(f"{label}: {name} at {human_bytes(row.bytes)} is {value:g}, "
+                                f"not {need}")
     return problems

@@ -9,10 +9,19 @@ with ``Pass``/``Fail``; GPU runs retitled ``OSU MPI-CUDA ...``; one-sided header
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
-from ._util import doubling_sizes, ends_mid_line, require_text, sizes_missing, to_float
+from ._util import (
+    doubling_sizes,
+    ends_mid_line,
+    human_bytes,
+    not_a_figure,
+    require_text,
+    sizes_missing,
+    to_float,
+)
 from .errors import ParseError
 
 #: OSU's default largest message size (5.x and 7.x, pt2pt, one-sided and osu_mbw_mr): 4 MiB
@@ -20,7 +29,7 @@ DEFAULT_MAX_SIZE = 1 << 22
 
 _TITLE = re.compile(
     r"^#\s*OSU\s+(?P<api>MPI(?:[-_][A-Za-z_]+)?|OpenSHMEM|UPC\+\+|UPC|NCCL|RCCL|NVSHMEM)?\s*"
-    r"(?P<name>.*?)\s*(?:Test)?\s*(?:v(?P<version>\d[\w.]*))?\s*$"
+    r"(?P<name>.*?)\s*(?:Test)?\s*(?:v(?P<version>\d[\w.+-]*))?\s*$"
 )
 _PAIRS = re.compile(r"\[\s*pairs:\s*(\d+)\s*\]")
 _WINDOW = re.compile(r"\[\s*window size:\s*(\d+)\s*\]")
@@ -298,4 +307,24 @@ def missing(
     gap = sizes_missing(label, got, doubling_sizes(first, max_size))
     if gap:
         problems.append(gap)
+    return problems + unphysical(result, label)
+
+
+def unphysical(result: OsuResult, label: str | None = None) -> list[str]:
+    """Figures OSU cannot print for a real run: a latency, bandwidth or rate that is not a finite
+    positive number (``inf``, ``nan``, negative, zero; a rate of 0.00 below 1 KiB is a slow
+    link's), another column not finite or negative."""
+    label = label or f"osu_{result.benchmark}"
+    what = result.columns[0] if result.columns else "value"
+    problems = []
+    rate = result.unit != "us"
+    for row in result.rows:
+        where = f"{label}: {what} at {human_bytes(row.size)}"
+        # a rate is printed with 2 decimals: 0.00 MB/s is what a slow link gives below 1 KiB
+        if (p := not_a_figure(where, row.value, zero_ok=rate and row.size < 1024)) is not None:
+            problems.append(p)
+        for key, v in row.extra.items():
+            if not math.isfinite(v) or v < 0:
+                problems.append(f"{label}: {key} at {human_bytes(row.size)} is {v:g}, not a "
+                                "finite number >= 0")
     return problems

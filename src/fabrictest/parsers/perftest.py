@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import ends_mid_line, human_bytes, require_text, to_int
+from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, to_int
 from .errors import ParseError
 
 _RULE = re.compile(r"^-{20,}\s*$")
@@ -24,8 +24,10 @@ _ADDRESS = re.compile(r"^\s*(?P<side>local|remote) address:\s*(?P<rest>.*)$")
 _GID = re.compile(r"^\s*GID:\s*(?P<gid>\S+)")
 _BW_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]")
 _LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]")
-_BW_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
-_NUM_ROW = re.compile(r"^\s*(\d+)\s+(\d+)(\s+[\d.]+)+\s*$")
+# a figure as printf writes it, "inf"/"nan"/negative included (missing() names them)
+_FIG = r"[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan)"
+_BW_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+({_FIG})\s+({_FIG})\s+({_FIG})\s*$", re.IGNORECASE)
+_NUM_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)(\s+{_FIG})+\s*$", re.IGNORECASE)
 
 #: bits per second of one unit of each BW column unit
 _UNIT_BITS = {
@@ -225,7 +227,24 @@ def missing(result: PerftestResult, msg_size: int | None = None) -> list[str]:
         problems.append(f"perftest {result.test}: no closing rule after the rows (cut short)")
     if msg_size is not None and result.rows and all(r.bytes != msg_size for r in result.rows):
         problems.append(f"perftest {result.test}: no row for {human_bytes(msg_size)}")
-    return problems
+    return problems + _unphysical(result)
+
+
+def _unphysical(result: PerftestResult) -> list[str]:
+    """Average bandwidth and message rate finite and positive (the peak may be 0: ``-D``
+    duration mode prints it so), every latency finite and positive."""
+    found = []
+    for r in result.rows:
+        where = f"perftest {result.test}: at {human_bytes(r.bytes)}"
+        found += [not_a_figure(f"{where} average bandwidth", r.bw_avg),
+                  not_a_figure(f"{where} message rate", r.msg_rate),
+                  not_a_figure(f"{where} peak bandwidth", r.bw_peak, zero_ok=True)]
+    for r in result.latency_rows:
+        where = f"perftest {result.test}: at {human_bytes(r.bytes)}"
+        for name in ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p999"):
+            value = getattr(r, name)
+            found.append(not_a_figure(f"{where} {name}", value, zero_ok=name == "t_stdev"))
+    return [p for p in found if p]
 
 
 __all__ = ["PerftestLatencyRow", "PerftestResult", "PerftestRow", "missing", "parse_perftest"]

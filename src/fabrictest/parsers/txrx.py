@@ -241,6 +241,15 @@ def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
                if isinstance(getattr(stream, name), float) and not math.isfinite(getattr(stream, name))]
         if bad:
             problems.append(f"{tag}: {', '.join(bad)} not a finite number")
+        # a receiver's rate is 0 when nothing arrived (the loss says so); a time is never 0
+        impossible = [label for label, name in _RX_FIELD.items()
+                      if isinstance(getattr(stream, name), float)
+                      and math.isfinite(getattr(stream, name))
+                      and (getattr(stream, name) < 0
+                           or (name == "elapsed_s" and getattr(stream, name) == 0))]
+        if impossible:
+            problems.append(f"{tag}: {', '.join(impossible)} negative or zero, not a figure "
+                            "txrx prints")
     txs = {t.rank: t for t in report.transmitters}
     for t in range(nlink):
         tx = txs.get(t)
@@ -248,6 +257,9 @@ def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
             problems.append(f"transmitter {t}: no " + ("report" if tx is None else "rate/elapsed line"))
         elif not (math.isfinite(tx.gbps) and math.isfinite(tx.elapsed_s)):
             problems.append(f"transmitter {t}: rate or elapsed time not a finite number")
+        elif tx.gbps <= 0 or tx.elapsed_s <= 0:
+            problems.append(f"transmitter {t}: rate {tx.gbps:g} Gbps or elapsed time "
+                            f"{tx.elapsed_s:g} s not positive")
     if report.cut_mid_line:
         problems.append("tx/rx output ends mid-line (cut short)")
     return problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import re
 import shutil
@@ -111,6 +112,25 @@ def _stamp(text) -> float | None:
     return when.timestamp()
 
 
+def _rate(unit: str) -> bool:
+    """MB/s, GB/s, Gbps, msg/s...: a rate, which a run that moved data never prints as 0."""
+    return unit.endswith(("/s", "/sec", "bps"))
+
+
+def refuse_impossible(source: str, test: str, pvar: str, value: float | None, unit: str,
+                      ref: float | None = None) -> None:
+    """A figure no benchmark prints for a real run (``inf``, ``nan``, negative; 0 for a rate)
+    or a reference that is not a finite number is no result: ResultsError, one line."""
+    if value is not None and (not math.isfinite(value) or value < 0
+                              or (value == 0 and _rate(unit))):
+        kind = "a finite positive rate" if _rate(unit) else "a finite number >= 0"
+        raise ResultsError(f"{source}: {test} {pvar} = {value:g} {unit}".rstrip()
+                           + f" is not {kind}: refused (no result; rerun the test)")
+    if ref is not None and not math.isfinite(ref):
+        raise ResultsError(f"{source}: {test} {pvar}: reference {ref:g} is not a finite number: "
+                           "refused")
+
+
 @dataclass
 class ResultSet:
     """What one source gave: its figures, how many entries could not be read, and the
@@ -196,6 +216,7 @@ def read_report(data, source: str = "") -> ResultSet:
                     out.unreadable += 1
                     continue
                 result = pv[5] if len(pv) > 5 else tc.get("result", "")
+                refuse_impossible(source or uuid, name, pvar, _num(val), unit or "", _num(ref))
                 out.records.append(
                     PerfRecord(
                         test=name,
@@ -340,6 +361,8 @@ def read_perflogs(path: str | os.PathLike) -> ResultSet:
                 if value is None:
                     out.unreadable += 1
                     continue
+                refuse_impossible(str(f), name, var, value, row.get(f"{var}_unit", ""),
+                                  _num(row.get(f"{var}_ref")))
                 out.records.append(
                     PerfRecord(
                         test=name,

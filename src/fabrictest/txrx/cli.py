@@ -27,6 +27,7 @@ from fabrictest.txrx.options import (
     DEFAULT_NUM_CMSGS,
     DEFAULT_TIMEOUT,
     METHODS,
+    PROGRESS_INTERVAL,
     TESTS,
     TRANSPORTS,
     Options,
@@ -59,11 +60,37 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+EPILOG = """\
+examples:
+  mpirun -np 2 txrx --method mpi --nmsg 20000          one stream over MPI, 64 KiB messages
+  mpirun -np 2 txrx --nmsg 100_000 --msg-size 65_536   one stream over RDMA (UC), the default
+  mpirun -np 3 txrx --nrx 1 --nlink 2 --method mpi     two transmitters into one receiver
+  mpirun -np 2 txrx --method mpi --test increment --inject-loss 0.01
+                                                       see the loss check fail (exit 3)
+  mpirun -np 2 txrx --nmsg 50_000_000 --quiet          a long run without progress lines
+
+output: per stream, the receiver's elapsed time, data rate, messages missed, received, total
+and loss rate, and each transmitter's elapsed time and rate (stdout). During a run longer than
+--progress seconds rank 0 prints on stderr every --progress seconds how much of its streams
+arrived, the rate so far and the time left (--quiet: none).
+
+exit status:
+  0  every stream whole: no message missed or corrupt
+  1  a fault during the run (a deadline passed, a peer died, a verbs error): the job is aborted
+  2  bad options or world size, or a missing resource (RDMA device, pyverbs, CuPy, GPU,
+     CUDA-aware MPI, memory), found before any message is sent
+  3  the run completed but messages were missed or arrived corrupt
+Errors are one line, ERROR:__main__:<message>, on stderr (-v adds tracebacks).
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="txrx",
         description="Stream numbered messages from transmitters into receivers over RDMA or "
         "MPI and report data rate and message loss per stream (launch with mpirun -np NRX+NLINK).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a = p.add_argument
     a("--nrx", type=integer, default=1, help="number of receiver ranks (ranks 0..nrx-1)")
@@ -89,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     a("--inject-loss", type=number, default=0.0, metavar="FRACTION",
       help="transmitters skip this fraction of sequence numbers (testing)")  # fmt: skip
     a("--seed", type=integer, default=0, help="seed of --inject-loss (default 0)")
+    a("--progress", type=number, default=PROGRESS_INTERVAL, metavar="SECONDS",
+      help=f"seconds between rank 0's progress lines on stderr (default {PROGRESS_INTERVAL:g})")  # fmt: skip
+    a("-q", "--quiet", action="store_true", help="no progress lines")
     a("-v", "--verbose", action="count", default=0, help="debug output and tracebacks")
     a("--fault", type=fault, default=None, help=argparse.SUPPRESS)
     return p

@@ -41,6 +41,8 @@ MAX_SLOTS = 1 << 20
 MAX_RANK_BUFFER = 16 << 30
 MAX_RDMA_NMSG = 1 << 32
 DEFAULT_TIMEOUT = 60.0
+#: seconds between rank 0's progress lines on stderr (--progress)
+PROGRESS_INTERVAL = 5.0
 MAX_TIMEOUT = 3600.0  # no wait in the tool needs an hour without progress
 MAX_STREAM_BYTES = (1 << 63) - 1  # byte counts are int64 in the JSON and in numpy
 MAX_SKIPPED = 1 << 24  # skipped sequence numbers a transmitter lists (8 bytes each: 128 MiB)
@@ -80,6 +82,8 @@ class Options:
     inject_loss: float = 0.0
     seed: int = 0
     verbose: int = 0
+    quiet: bool = False  # no progress line
+    progress: float = PROGRESS_INTERVAL  # seconds between rank 0's progress lines
     fault: FaultSpec | None = field(default=None)
 
     @property
@@ -169,6 +173,11 @@ def validate(opts: Options, world_size: int | None = None) -> None:
         raise UsageError(
             f"--timeout must be a finite number of seconds above 0 and at most {MAX_TIMEOUT:g}"
             f" (one hour), got {opts.timeout}"
+        )
+    if not (math.isfinite(opts.progress) and 0 < opts.progress <= MAX_TIMEOUT):
+        raise UsageError(
+            f"--progress must be a finite number of seconds above 0 and at most {MAX_TIMEOUT:g},"
+            f" got {opts.progress} (--quiet turns the progress line off)"
         )
     if opts.port <= 0:
         raise UsageError(f"--port must be positive, got {opts.port}")

@@ -25,6 +25,7 @@ import numpy as np
 from fabrictest.txrx import faults, ring
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.output import StreamReport, TxReport
+from fabrictest.txrx.progress import Progress
 from fabrictest.txrx.stats import GapCounter
 from fabrictest.txrx.sync import Deadline, barrier, wait
 
@@ -153,6 +154,7 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
     for st in active:
         st.until = start + timeout
     total_received = 0
+    reporter = Progress.of(opts, role)  # rank 0's progress line
     while active:
         now = None
         for st in active:
@@ -184,6 +186,8 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
                         st.posted += again
                     progress = True
                     total_received += n
+                    if reporter is not None:
+                        reporter.update(total_received)
                     if fault is not None:
                         faults.trigger(fault, role.rank, total_received, timeout)
             elif st.total is None and st.final_req.Test():

@@ -19,6 +19,7 @@ import numpy as np
 from fabrictest.txrx import faults, ring
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.output import StreamReport
+from fabrictest.txrx.progress import Progress
 from fabrictest.txrx.stats import GapCounter
 from fabrictest.txrx.sync import barrier
 
@@ -64,6 +65,7 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[lis
     until = [t0 + opts.timeout] * nstreams  # each stream's own deadline
     imms: list[list[int]] = [[] for _ in range(nstreams)]
     next_check = t0
+    reporter = Progress.of(opts, role)  # rank 0's progress line
     while not all(done):
         n, wcs = cq.poll(BATCH)
         now = time.perf_counter()
@@ -103,6 +105,8 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[lis
                     qps[k].post_recv(chain[0])
                     consumed[k] -= chain_n
                 received_all += len(seqs)
+            if reporter is not None:
+                reporter.update(received_all)
             if fault is not None:
                 faults.trigger(fault, role.rank, received_all, opts.timeout)
         if n == BATCH and now < next_check:
