@@ -1,4 +1,4 @@
-"""Counter parsers on real recorded outputs (tests/data/real-outputs/SOURCES.md) and on every
+"""Counter parsers on real recorded outputs (tests/data/real-outputs/SOURCES-project.md) and on every
 cut of them: a cut output is refused or shows what it lacks; nothing unreadable reads as 0."""
 
 from __future__ import annotations
