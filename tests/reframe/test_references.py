@@ -15,7 +15,7 @@ from _rfm import ROOT, SYSTEMS
 
 from fabrictest import references as refs
 
-MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health")
+MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health", "congestion")
 REF_DIR = ROOT / "reference"
 
 
