@@ -5,7 +5,9 @@
 node: they share its link) or ``all-to-all`` (the other nodes stream among themselves: none of
 the victim's links). Ranks are placed round-robin over all the partition's nodes (or
 ``-S num_nodes=N``), 2 per node: rank 0 the victim's sender, rank 1 its receiver; incast needs
-3 nodes, all-to-all 4.
+3 nodes, all-to-all 4. On a one-host partition (``local``) the case is listed only with
+``-S num_nodes=N``: N groups of 2 ranks on this host, a functional run (no link is shared; the
+figures are the host's memory and cores).
 
 Sanity: both phases with finite, positive figures, the aggressors sent, the closing line, the
 ranks on separate hosts. Performance: the victim's ``lat_isolated_us``/``lat_loaded_us``
@@ -53,6 +55,8 @@ class CongestionTest(FabricTest):
     aggressor_size = variable(int, value=0)
     #: seconds the aggressors load the network before the loaded probes start
     warmup_s = variable(typ.Float, value=1.0)
+    #: the congestion program to run; empty: the suite's own build (the binaries fixture)
+    program = variable(str, value="")
 
     tags = {"fabric", "congestion", "acceptance", "regression"}
     shaped_by = ("lat_size", "lat_iters", "bw_size", "bw_window", "bw_samples",
@@ -62,8 +66,9 @@ class CongestionTest(FabricTest):
 
     def placement_on(self, part):
         nodes, need = self.nodes_on(part), MIN_NODES[self.aggressors]
-        if one_host(part):
-            raise ValueError("needs separate nodes: on one host the ranks share no link")
+        if one_host(part) and not self.num_nodes:
+            raise ValueError("needs separate nodes: on one host the ranks share no link "
+                             "(-S num_nodes=N runs N groups of ranks here, a functional run)")
         if nodes < need:
             raise ValueError(f"{self.aggressors} aggressors need {need} nodes, has {nodes}")
         return nodes, RANKS_PER_NODE
@@ -74,7 +79,7 @@ class CongestionTest(FabricTest):
         profile = QUICK if self.size_profile == "quick" else FULL
         self.probe = {name: getattr(self, name) or profile.get(name) for name in self.shaped_by}
         p = self.probe
-        self.executable = self.binaries.program("congestion")
+        self.executable = self.program or self.binaries.program("congestion")
         self.executable_opts = [str(o) for o in (
             "-n", nodes, "-m", self.aggressors, "-l", p["lat_size"], "-i", p["lat_iters"],
             "-b", p["bw_size"], "-w", p["bw_window"], "-s", p["bw_samples"],
@@ -91,7 +96,7 @@ class CongestionTest(FabricTest):
 
     def result_problems(self):
         return missing(self.result(), mode=self.aggressors, nodes=self.num_tasks // RANKS_PER_NODE,
-                       ranks=self.num_tasks, one_host=False)
+                       ranks=self.num_tasks, one_host=self.one_host)
 
     # -- performance ------------------------------------------------------------------------
     def phase(self, name: str):
