@@ -24,7 +24,8 @@ from vcluster.test_e2e import LOCK, Suite, _unavailable, leftovers, summary, vcl
 
 from fabrictest.vcluster.plan import CTL_NETNS
 
-pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+# the fixture may wait for another session's vcluster (the lock), then 5 runs of 2 jobs
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 RUNS = 5
 INCAST = "CongestionTest %aggressors=incast"
@@ -38,7 +39,7 @@ def cluster(tmp_path_factory):
         pytest.skip(f"vcluster: {why}")
     LOCK.parent.mkdir(parents=True, exist_ok=True)
     lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
-    deadline = time.monotonic() + 900
+    deadline = time.monotonic() + 1200
     while True:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -46,7 +47,7 @@ def cluster(tmp_path_factory):
         except BlockingIOError:
             if time.monotonic() > deadline:
                 lock.close()
-                pytest.skip("vcluster: another test session held the vcluster for 15 min")
+                pytest.skip("vcluster: another test session held the vcluster for 20 min")
             time.sleep(5)
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
                            timeout=30).stdout
