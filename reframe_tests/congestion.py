@@ -22,7 +22,7 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
-from fabric_listing import one_host
+from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.congestion import missing, parse_congestion
@@ -77,8 +77,9 @@ class CongestionTest(FabricTest):
     def configure(self):
         nodes, ppn = self.placement_on(self.current_partition)
         profile = QUICK if self.size_profile == "quick" else FULL
-        self.probe = {name: getattr(self, name) or profile.get(name) for name in self.shaped_by}
-        p = self.probe
+        p = {name: getattr(self, name) or default for name, default in profile.items()}
+        p["warmup_s"] = self.warmup_s
+        self.record_shaping(**p)
         self.executable = self.program or self.binaries.program("congestion")
         self.executable_opts = [str(o) for o in (
             "-n", nodes, "-m", self.aggressors, "-l", p["lat_size"], "-i", p["lat_iters"],
@@ -91,12 +92,9 @@ class CongestionTest(FabricTest):
     def parse(self, text):
         return parse_congestion(text)
 
-    def shaping(self):
-        return dict(self.probe)
-
     def result_problems(self):
         return missing(self.result(), mode=self.aggressors, nodes=self.num_tasks // RANKS_PER_NODE,
-                       ranks=self.num_tasks, one_host=self.one_host)
+                       ranks=self.num_tasks, one_host=one_host(self.current_partition))
 
     # -- performance ------------------------------------------------------------------------
     def phase(self, name: str):

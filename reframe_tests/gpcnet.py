@@ -27,7 +27,7 @@ import re
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
-from fabric_listing import node_count, one_host
+from fabric_placement import node_count, one_host
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.gpcnet import (
@@ -97,16 +97,13 @@ class GpcnetBase(FabricTest):
     @run_after("setup")
     def configure(self):
         nodes, ppn = self.placement_on(self.current_partition)
-        self.measured = {"num_nodes": nodes, "ranks_per_node": ppn}
+        self.record_shaping(num_nodes=nodes, ranks_per_node=ppn)
         self.executable = self.binaries.gpcnet(self.program)
         self.place(nodes, ppn, round_robin=False)
         self.descr = f"GPCNeT {self.program}: {nodes} nodes x {ppn} ranks ({self.ppn} per NIC)"
 
     def parse(self, text):
         return parse_gpcnet(text)
-
-    def shaping(self):
-        return dict(self.measured)
 
     def result_problems(self):
         return missing(self.result(), program=self.program, ranks=self.num_tasks,
