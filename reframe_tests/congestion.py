@@ -78,6 +78,10 @@ class CongestionTest(FabricTest):
         nodes, ppn = self.placement_on(self.current_partition)
         profile = QUICK if self.size_profile == "quick" else FULL
         p = {name: getattr(self, name) or default for name, default in profile.items()}
+        bad = [f"{k}={v}" for k, v in p.items() if v < 1]
+        if bad or not 0 <= self.warmup_s <= 600:
+            raise ValueError(f"CongestionTest: sizes and counts must be >= 1 and warmup_s 0..600 s"
+                             f", not {', '.join(bad) or f'warmup_s={self.warmup_s}'}")
         p["warmup_s"] = self.warmup_s
         self.record_shaping(**p)
         self.executable = self.program or self.binaries.program("congestion")

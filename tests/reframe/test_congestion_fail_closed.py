@@ -103,3 +103,12 @@ def test_aggressors_that_sent_nothing_fail(runs):
 def test_nonzero_exit_fails_a_whole_output(runs):
     reason = _reason(runs["odd"], ALL_TO_ALL)
     assert "3" in reason and ("exit" in reason or "status" in reason), reason
+
+
+def test_bad_sizes_are_refused_before_the_job(tmp_path):
+    run = run_reframe(["--system", "local", "-r", "-n", "CongestionTest%aggressors=incast",
+                       "-S", "CongestionTest.num_nodes=4", "-S", "CongestionTest.bw_size=-5"],
+                      tmp_path, timeout=300)
+    reason = _reason(run, INCAST)
+    assert "sizes and counts must be >= 1" in reason and "bw_size=-5" in reason, reason
+    assert run.case(INCAST).get("fail_phase") == "setup", run.case(INCAST)
