@@ -93,8 +93,9 @@ def test_impact_factors_five_of_five(cluster):
     assert all(x >= 2.0 for x in incast), incast
     assert all(x <= 1.2 for x in all_to_all), all_to_all
     # the incast's aggressors really load the victim's receiving link: the loaded latency is
-    # queueing behind their data
-    assert all(p["lat_impact"] > 10 for p in cases[INCAST]), cases[INCAST]
+    # queueing behind their data in node02's queue (milliseconds; isolated: microseconds, or
+    # whatever the shared cores' scheduling adds, which is why the factor itself varies)
+    assert all(p["lat_loaded_us"] >= 2500 for p in cases[INCAST]), cases[INCAST]
 
 
 def test_slow_victim_link_fails_its_reference(cluster):
