@@ -95,7 +95,7 @@ def test_impact_factors_five_of_five(cluster):
     # the incast's aggressors really load the victim's receiving link: the loaded latency is
     # queueing behind their data in node02's queue (milliseconds; isolated: microseconds, or
     # whatever the shared cores' scheduling adds, which is why the factor itself varies)
-    assert all(p["lat_loaded_us"] >= 2500 for p in cases[INCAST]), cases[INCAST]
+    assert all(p["lat_loaded_us"] >= 1000 for p in cases[INCAST]), cases[INCAST]
 
 
 def test_slow_victim_link_fails_its_reference(cluster):
