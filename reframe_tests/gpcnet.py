@@ -6,7 +6,7 @@ allreduce, alltoall) over every node of the partition; ``GpcnetLoadTest`` runs
 ``network_load_test`` (the random-ring latency, bandwidth+sync and allreduce probes isolated
 and beside all-to-all, incast and broadcast congestors on 80 % of the nodes) on at least 95 % of
 the partition's nodes (GPCNeT's README: results are not representative below; it refuses fewer
-than 10). ``ppn``: GPCNeT's three processes-per-NIC settings: ``1``, ``intermediate`` (the
+than 10). ``per_nic``: GPCNeT's three processes-per-NIC settings: ``1``, ``intermediate`` (the
 partition's ``ranks_per_node``) and ``full`` (its ``max_ranks_per_node``). Listed only where the
 partition has ``+gpcnet`` (the Spack bundle's ``+gpcnet``, or the binaries found by
 :mod:`fabrictest.binaries`: ``GPCNET_HOME``, ``PATH``) and separate nodes (GPCNeT counts nodes
@@ -66,7 +66,7 @@ class GpcnetBase(FabricTest):
     """What both GPCNeT programs share: placement at GPCNeT's scale, the binary, the parser."""
 
     program = ""  # the GPCNeT program, set by each test
-    ppn = parameter(PPN_SETTINGS)
+    per_nic = parameter(PPN_SETTINGS)
     #: a -DVERBOSE build (the Spack recipe's +verbose): more tables and columns
     verbose_build = variable(typ.Bool, value=False)
 
@@ -79,7 +79,7 @@ class GpcnetBase(FabricTest):
         extras = part.extras
         intermediate = int(extras.get("ranks_per_node", 1))
         return {"1": 1, "intermediate": intermediate,
-                "full": int(extras.get("max_ranks_per_node", intermediate))}[self.ppn]
+                "full": int(extras.get("max_ranks_per_node", intermediate))}[self.per_nic]
 
     def placement_on(self, part):
         nodes, need = self.nodes_on(part), MIN_NODES[self.program]
@@ -100,7 +100,7 @@ class GpcnetBase(FabricTest):
         self.record_shaping(num_nodes=nodes, ranks_per_node=ppn)
         self.executable = self.binaries.gpcnet(self.program)
         self.place(nodes, ppn, round_robin=False)
-        self.descr = f"GPCNeT {self.program}: {nodes} nodes x {ppn} ranks ({self.ppn} per NIC)"
+        self.descr = f"GPCNeT {self.program}: {nodes} nodes x {ppn} ranks ({self.per_nic} per NIC)"
 
     def parse(self, text):
         return parse_gpcnet(text)

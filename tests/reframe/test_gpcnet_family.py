@@ -13,8 +13,8 @@ import pytest
 from _rfm import run_reframe
 from recordings import read
 
-NT = "GpcnetNetworkTest %ppn="
-NLT = "GpcnetLoadTest %ppn="
+NT = "GpcnetNetworkTest %per_nic="
+NLT = "GpcnetLoadTest %per_nic="
 NT_LOCAL = "gpcnet-network_test-1.3-ompi4.1-local-2-hosts.txt"
 NLT_LOCAL = "gpcnet-network_load_test-1.3-ompi4.1-local-10-hosts.txt"
 

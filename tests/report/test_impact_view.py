@@ -25,10 +25,10 @@ def records(bw_impact: float) -> list[PerfRecord]:
         rec(INCAST, "lat_isolated_us", 9.02, "us", 50.0, None, 39.0),
         rec(INCAST, "lat_loaded_us", 3291.57, "us", 5000.0, -0.5, 3.0),
         rec(INCAST, "lat_impact", 364.9, "x", 100.0, -0.9, 99.0),
-        rec("GpcnetLoadTest %ppn=1", "lat_impact_avg", 1.4, "x", base="GpcnetLoadTest"),
-        rec("GpcnetLoadTest %ppn=1", "gpcnet_isolated_rr_two_sided_lat_avg", 13.9, "us",
+        rec("GpcnetLoadTest %per_nic=1", "lat_impact_avg", 1.4, "x", base="GpcnetLoadTest"),
+        rec("GpcnetLoadTest %per_nic=1", "gpcnet_isolated_rr_two_sided_lat_avg", 13.9, "us",
             base="GpcnetLoadTest"),
-        rec("GpcnetLoadTest %ppn=1", "gpcnet_loaded_rr_two_sided_lat_avg", 19.8, "us",
+        rec("GpcnetLoadTest %per_nic=1", "gpcnet_loaded_rr_two_sided_lat_avg", 19.8, "us",
             base="GpcnetLoadTest"),
         rec("OsuPt2PtTest %benchmark=osu_bw", "peak_bw", 24.0, "MB/s", 24.0, -0.3),
     ]
@@ -39,7 +39,7 @@ def test_rows_pair_isolated_loaded_and_impact():
     assert [(r.test, r.probe) for r in rows] == [
         ("CongestionTest %aggressors=incast", "latency (average)"),
         ("CongestionTest %aggressors=incast", "bandwidth"),
-        ("GpcnetLoadTest %ppn=1", "RR two-sided latency (average)"),
+        ("GpcnetLoadTest %per_nic=1", "RR two-sided latency (average)"),
     ]
     lat, bw, gpcnet = rows
     assert (lat.isolated.value, lat.loaded.value) == (9.02, 3291.57)
