@@ -76,6 +76,10 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
         """The command for perftest program ``name`` (``ib_write_bw``)."""
         return self.benchmark("perftest", name)
 
+    def gpcnet(self, name: str) -> str:
+        """The command for GPCNeT program ``name`` (``network_test``, ``network_load_test``)."""
+        return self.benchmark("gpcnet", name)
+
     def benchmark(self, suite: str, name: str) -> str:
         """Program ``name`` of ``suite``: its name with Spack, else its path on this host. Not
         found (a partition that declares ``+osu`` by hand, a partial build): the test fails

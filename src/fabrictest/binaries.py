@@ -1,10 +1,11 @@
 """The one search for third-party benchmarks outside Spack (design: "Where benchmark binaries are
 found"): OSU from ``OSU_HOME`` (an install prefix of 5.x or 7.x, or a build tree) or ``PATH``;
 IMB-MPI1 from ``IMB_HOME`` (the directory or its ``bin/``) or ``PATH``; perftest's
-``ib_write_bw`` from ``PATH`` (Debian's ``perftest`` package). Pure lookups: no ReFrame.
+``ib_write_bw`` from ``PATH`` (Debian's ``perftest`` package); GPCNeT's ``network_test`` and
+``network_load_test`` from ``GPCNET_HOME`` or ``PATH``. Pure lookups: no ReFrame.
 
 Two readers, so that they cannot disagree: the ReFrame configuration of systems without Spack
-(``local``, ``vcluster``) gives a partition the features ``osu``/``imb``/``perftest`` from
+(``local``, ``vcluster``) gives a partition the features ``osu``/``imb``/``perftest``/``gpcnet`` from
 :func:`benchmark_features`, and the ``FabricBinaries`` fixture gives the tests the paths from
 :func:`find_benchmark`.
 """
@@ -21,6 +22,8 @@ OSU_BENCHMARKS = ("osu_latency", "osu_bw", "osu_bibw", "osu_get_bw", "osu_mbw_mr
 #: the perftest program the suite runs (reframe_tests/perftest.py)
 PERFTEST_BENCHMARKS = ("ib_write_bw",)
 IMB_NAME = "IMB-MPI1"
+#: GPCNeT's programs (reframe_tests/gpcnet.py)
+GPCNET_PROGRAMS = ("network_test", "network_load_test")
 
 OSU_SUBDIRS = {
     "osu_latency": "pt2pt",
@@ -84,15 +87,29 @@ def find_perftest(name: str, env: Mapping[str, str] | None = None) -> str | None
     return shutil.which(name, path=env.get("PATH"))
 
 
+def find_gpcnet(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of GPCNeT program ``name`` from ``GPCNET_HOME`` (its build directory, or an install
+    prefix with bin/) or ``PATH``; None when absent."""
+    env = os.environ if env is None else env
+    home = env.get("GPCNET_HOME")
+    if home:
+        for cand in (Path(home) / name, Path(home) / "bin" / name):
+            if _is_exe(cand):
+                return str(cand)
+    return shutil.which(name, path=env.get("PATH"))
+
+
 #: where each suite is searched for, and what to tell the user when it is not found
 _SEARCH = {
     "osu": (find_osu, "OSU_HOME holds no OSU build with it and it is not on PATH"),
     "imb": (lambda name, env: find_imb(env, name), "IMB_HOME holds no IMB-MPI1 and it is not "
             "on PATH"),
     "perftest": (find_perftest, "it is not on PATH (Debian: apt install perftest)"),
+    "gpcnet": (find_gpcnet, "GPCNET_HOME holds no GPCNeT build with it and it is not on PATH"),
 }
 SUITES = tuple(_SEARCH)
-_PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS}
+_PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS,
+             "gpcnet": GPCNET_PROGRAMS}
 
 
 def find_benchmark(suite: str, name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -107,7 +124,7 @@ def not_found_hint(suite: str) -> str:
 
 
 def benchmark_features(env: Mapping[str, str] | None = None) -> list[str]:
-    """The partition features (``osu``, ``imb``, ``perftest``, in that order) of the suites
+    """The partition features (``osu``, ``imb``, ``perftest``, ``gpcnet``, in that order) of the suites
     found on this host: a suite counts when any of the programs the suite runs is found, so
     that a partial build lists its tests and the missing programs' tests fail naming them."""
     env = os.environ if env is None else env

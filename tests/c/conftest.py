@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC_C = ROOT / "src" / "c"
-PROGRAMS = ("alltomany", "bisection_bw")
+PROGRAMS = ("alltomany", "bisection_bw", "congestion")
 
 
 def make(

@@ -22,7 +22,7 @@ def test_every_local_recording_is_listed_and_parsed():
     assert len(names) >= 10
     for name in names:
         assert f"`{name}`" in sources, name
-        assert name.startswith(("osu_", "imb-")), name
+        assert name.startswith(("osu_", "imb-", "congestion-", "gpcnet-")), name
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ from _rfm import ROOT, SYSTEMS
 
 from fabrictest import references as refs
 
-MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health")
+MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health", "congestion",
+           "gpcnet")
 REF_DIR = ROOT / "reference"
 
 

@@ -115,7 +115,8 @@ def test_repo_yaml():
 
 
 def test_expected_packages(recipes):
-    assert set(recipes) == {"py-fabrictest", "fabrictest-benchmarks", "perftest", "fabrictest"}
+    assert set(recipes) == {"py-fabrictest", "fabrictest-benchmarks", "perftest", "fabrictest",
+                            "gpcnet"}
 
 
 @pytest.mark.parametrize("pkgdir", package_dirs(), ids=lambda p: p.name)

@@ -22,7 +22,7 @@ from fabrictest import mpirun as mpilaunch
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = ("py-fabrictest", "fabrictest-benchmarks", "perftest", "fabrictest")
+OURS = ("py-fabrictest", "fabrictest-benchmarks", "perftest", "fabrictest", "gpcnet")
 
 
 def test_audit_packages(spack, spack_env):

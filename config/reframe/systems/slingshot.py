@@ -20,8 +20,9 @@ system = {
             "launcher": "srun-placed",
             "access": ["--partition=compute"],
             "environs": ["PrgEnv-gnu"],
-            # osu, imb, perftest: what config/spack/slingshot (fabrictest+rdma) provides
-            "features": ["mpi", "slurm", "rdma", "spack", "osu", "imb", "perftest"],
+            # osu, imb, perftest, gpcnet: what config/spack/slingshot (fabrictest+rdma+gpcnet)
+            # provides
+            "features": ["mpi", "slurm", "rdma", "spack", "osu", "imb", "perftest", "gpcnet"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

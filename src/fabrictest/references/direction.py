@@ -2,7 +2,8 @@
 
 Times are better lower and rates higher, whatever their name. A unit that only says "a
 number" (`x`, `%`, `ratio`, none) takes the direction from the figure's name: a growth, an
-overhead, a loss or a latency is better lower (the all-to-many `end_to_end_growth` in `x`),
+overhead, a loss, a latency or an impact factor (loaded against isolated: a slowdown) is
+better lower (the all-to-many `end_to_end_growth` in `x`),
 a bandwidth, a rate or an efficiency higher. Counts such as `rounds` have no better
 direction: a change is only "changed".
 """
@@ -21,7 +22,7 @@ AMBIGUOUS_UNITS = {"", "x", "%", "ratio", "fraction", "factor", "1"}
 
 _LOWER_NAME = re.compile(
     r"growth|overhead|loss|miss|drop|error|retr|jitter|lat(ency)?\b|lat_|latency|time|"
-    r"(^|_)t_|wait|delay|slowdown", re.I)
+    r"(^|_)t_|wait|delay|slowdown|impact", re.I)
 _HIGHER_NAME = re.compile(
     r"bw|bandwidth|rate|gbps|mbps|throughput|speedup|efficiency|ratio|level|msgs?_per", re.I)
 

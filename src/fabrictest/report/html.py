@@ -11,6 +11,7 @@ from pathlib import Path
 from fabrictest.parsers.counters import KINDS
 
 from .compare import CompareRow, noise_text
+from .impact import impact_section
 from .ratios import RatioRow, per_node
 from .results import PerfRecord
 
@@ -262,6 +263,8 @@ def page(
     else:
         body.append('<p class="note">No figure with a reference in these results.</p>')
     body.append(counter_section(records))
+    body.append("<h2>Congestion impact factors</h2>")
+    body.append(impact_section(records))
     body.append("<h2>Bandwidth and latency against message size</h2>")
     if size_images:
         body.append('<p class="note">Lines: measured figures; shaded: the reference band '

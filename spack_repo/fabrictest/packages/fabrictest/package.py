@@ -10,8 +10,8 @@ class Fabrictest(BundlePackage):
     """fabrictest: interconnect regression suite (Spack + ReFrame) for fabric acceptance.
     This bundle installs everything its ReFrame tests run: the `fabrictest` Python package
     (txrx, parsers, reports), its C MPI benchmarks (alltomany, bisection_bw), perftest
-    (ib_write_bw and friends), OSU Micro-Benchmarks and Intel MPI Benchmarks, all with the
-    same MPI. +cuda / +rocm ask for GPU buffers wherever a component has them (our C
+    (ib_write_bw and friends), OSU Micro-Benchmarks and Intel MPI Benchmarks, and with
+    +gpcnet GPCNeT, all with the same MPI. +cuda / +rocm ask for GPU buffers wherever a component has them (our C
     programs, OSU, perftest; CuPy for txrx with +cuda)."""
 
     version("main")
@@ -25,6 +25,11 @@ class Fabrictest(BundlePackage):
     variant("rdma", default=True, description="RDMA tools: perftest and txrx's pyverbs transport")
     variant("osu", default=True, description="OSU Micro-Benchmarks")
     variant("imb", default=True, description="Intel MPI Benchmarks")
+    variant(
+        "gpcnet",
+        default=False,
+        description="GPCNeT (network_test, network_load_test): full-system congestion tests",
+    )
     variant("cuda", default=False, description="CUDA GPU buffers wherever a component has them")
     variant("rocm", default=False, description="ROCm GPU buffers wherever a component has them")
     conflicts("+cuda", when="+rocm", msg="choose CUDA or ROCm GPU buffers, not both")
@@ -37,6 +42,7 @@ class Fabrictest(BundlePackage):
     depends_on("perftest", when="+rdma")
     depends_on("osu-micro-benchmarks@7:", when="+osu")
     depends_on("intel-mpi-benchmarks@2021:", when="+imb")
+    depends_on("gpcnet", when="+gpcnet")
 
     # GPU variants, propagated to the components that have them
     depends_on("fabrictest-benchmarks+cuda", when="+cuda")

@@ -1,0 +1,145 @@
+"""Congestion: a victim pair measured isolated and while aggressors load the network, in one job
+(GPCNeT's congestion impact factor at any size, with our src/c ``congestion`` program).
+
+``aggressors``: ``incast`` (every rank of the other nodes streams into the victim's receiving
+node: they share its link) or ``all-to-all`` (the other nodes stream among themselves: none of
+the victim's links). Ranks are placed round-robin over all the partition's nodes (or
+``-S num_nodes=N``), 2 per node: rank 0 the victim's sender, rank 1 its receiver; incast needs
+3 nodes, all-to-all 4. On a one-host partition (``local``) the case is listed only with
+``-S num_nodes=N``: N groups of 2 ranks on this host, a functional run (no link is shared; the
+figures are the host's memory and cores).
+
+Sanity: both phases with finite, positive figures, the aggressors sent, the closing line, the
+ranks on separate hosts. Performance: the victim's ``lat_isolated_us``/``lat_loaded_us``
+(average, half a round trip), ``bw_isolated_gbps``/``bw_loaded_gbps`` and the impact factors
+``lat_impact`` (loaded / isolated) and ``bw_impact`` (isolated / loaded), GPCNeT's sense: above
+1 is worse under load. Informational: the 99th percentile of latency and its impact, the
+aggressors' rate.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+import reframe.utility.typecheck as typ
+from fabric_base import FabricTest
+from fabric_placement import one_host
+from reframe.core.builtins import parameter, performance_function, run_after, variable
+
+from fabrictest.parsers.congestion import missing, parse_congestion
+
+#: nodes each kind of aggressors needs: the victim's two, and one (incast) or two (all-to-all)
+#: for the aggressors
+MIN_NODES = {"incast": 3, "all-to-all": 4}
+RANKS_PER_NODE = 2  # incast: the victim's receiver and the aggressors' sink share a node
+#: probe sizes of the size profiles: full for a fabric (tens of MiB per bandwidth sample),
+#: quick for a shaped 200 Mbit/s link (the vcluster: 4 MiB samples, seconds per phase)
+FULL = {"lat_size": 8, "lat_iters": 1000, "bw_size": 1 << 20, "bw_window": 16,
+        "bw_samples": 10, "aggressor_size": 1 << 20}
+QUICK = {"lat_size": 8, "lat_iters": 200, "bw_size": 512 << 10, "bw_window": 8,
+         "bw_samples": 5, "aggressor_size": 256 << 10}
+
+
+@rfm.simple_test
+class CongestionTest(FabricTest):
+    scenario = variable(str, value="congestion")
+    aggressors = parameter(["incast", "all-to-all"])
+
+    #: the probes' sizes, 0: the size profile's (FULL, QUICK): victim latency message bytes and
+    #: ping-pong iterations; victim bandwidth message bytes, messages per sample, samples;
+    #: aggressor message bytes
+    lat_size = variable(int, value=0)
+    lat_iters = variable(int, value=0)
+    bw_size = variable(int, value=0)
+    bw_window = variable(int, value=0)
+    bw_samples = variable(int, value=0)
+    aggressor_size = variable(int, value=0)
+    #: seconds the aggressors load the network before the loaded probes start
+    warmup_s = variable(typ.Float, value=1.0)
+    #: the congestion program to run; empty: the suite's own build (the binaries fixture)
+    program = variable(str, value="")
+
+    tags = {"fabric", "congestion", "acceptance", "regression"}
+    shaped_by = ("lat_size", "lat_iters", "bw_size", "bw_window", "bw_samples",
+                 "aggressor_size", "warmup_s")
+    informational_perf_vars = ["lat_p99_isolated_us", "lat_p99_loaded_us", "lat_p99_impact",
+                               "aggressor_gbps"]
+
+    def placement_on(self, part):
+        nodes, need = self.nodes_on(part), MIN_NODES[self.aggressors]
+        if one_host(part) and not self.num_nodes:
+            raise ValueError("needs separate nodes: on one host the ranks share no link "
+                             "(-S num_nodes=N runs N groups of ranks here, a functional run)")
+        if nodes < need:
+            raise ValueError(f"{self.aggressors} aggressors need {need} nodes, has {nodes}")
+        return nodes, RANKS_PER_NODE
+
+    @run_after("setup")
+    def configure(self):
+        nodes, ppn = self.placement_on(self.current_partition)
+        profile = QUICK if self.size_profile == "quick" else FULL
+        p = {name: getattr(self, name) or default for name, default in profile.items()}
+        bad = [f"{k}={v}" for k, v in p.items() if v < 1]
+        if bad or not 0 <= self.warmup_s <= 600:
+            raise ValueError(f"CongestionTest: sizes and counts must be >= 1 and warmup_s 0..600 s"
+                             f", not {', '.join(bad) or f'warmup_s={self.warmup_s}'}")
+        p["warmup_s"] = self.warmup_s
+        self.record_shaping(**p)
+        self.executable = self.program or self.binaries.program("congestion")
+        self.executable_opts = [str(o) for o in (
+            "-n", nodes, "-m", self.aggressors, "-l", p["lat_size"], "-i", p["lat_iters"],
+            "-b", p["bw_size"], "-w", p["bw_window"], "-s", p["bw_samples"],
+            "-a", p["aggressor_size"], "-W", p["warmup_s"])]
+        self.place(nodes, ppn, round_robin=True)
+        self.descr = (f"congestion: victim between 2 nodes, {self.aggressors} aggressors on "
+                      f"{nodes - 2} more ({nodes * ppn} ranks)")
+
+    def parse(self, text):
+        return parse_congestion(text)
+
+    def result_problems(self):
+        return missing(self.result(), mode=self.aggressors, nodes=self.num_tasks // RANKS_PER_NODE,
+                       ranks=self.num_tasks, one_host=one_host(self.current_partition))
+
+    # -- performance ------------------------------------------------------------------------
+    def phase(self, name: str):
+        return self.result().phases[name]
+
+    @performance_function("us")
+    def lat_isolated_us(self):
+        return self.phase("isolated").lat_avg_us
+
+    @performance_function("us")
+    def lat_loaded_us(self):
+        return self.phase("loaded").lat_avg_us
+
+    @performance_function("x")
+    def lat_impact(self):
+        return self.result().impact("lat_avg_us")
+
+    @performance_function("Gbps")
+    def bw_isolated_gbps(self):
+        return self.phase("isolated").bw_gbps
+
+    @performance_function("Gbps")
+    def bw_loaded_gbps(self):
+        return self.phase("loaded").bw_gbps
+
+    @performance_function("x")
+    def bw_impact(self):
+        return self.result().impact("bw_gbps")
+
+    @performance_function("us")
+    def lat_p99_isolated_us(self):
+        return self.phase("isolated").lat_p99_us
+
+    @performance_function("us")
+    def lat_p99_loaded_us(self):
+        return self.phase("loaded").lat_p99_us
+
+    @performance_function("x")
+    def lat_p99_impact(self):
+        return self.result().impact("lat_p99_us")
+
+    @performance_function("Gbps")
+    def aggressor_gbps(self):
+        return self.result().aggressors.gbps

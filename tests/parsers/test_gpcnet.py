@@ -1,0 +1,118 @@
+"""GPCNeT's network_test and network_load_test outputs: our runs of a real build
+(tests/data/real-outputs-local), the public format samples of a default and a -DVERBOSE build
+(tests/data/real-outputs, placeholder figures), their errors, and every cut."""
+
+from __future__ import annotations
+
+import pytest
+from recordings import read, recordings
+
+from fabrictest.parsers import ParseError
+from fabrictest.parsers.gpcnet import (
+    ISOLATED,
+    KEY_RESULTS,
+    LOADED,
+    missing,
+    parse_gpcnet,
+)
+
+NT_LOCAL = "gpcnet-network_test-1.3-ompi4.1-local-2-hosts.txt"
+NLT_LOCAL = "gpcnet-network_load_test-1.3-ompi4.1-local-10-hosts.txt"
+NT_SAMPLE = "gpcnet-network_test-1.3-superbench-sample.txt"
+NLT_VERBOSE = "gpcnet-network_load_test-1.3-verbose-superbench-sample.txt"
+WHOLE = [NT_LOCAL, NLT_LOCAL, NT_SAMPLE]
+ERRORS = ["gpcnet-network_test-1.3-ompi4.1-local-one-host-error.txt",
+          "gpcnet-network_load_test-1.3-ompi4.1-local-one-host-error.txt",
+          "gpcnet-network_load_test-superbench-too-few-nodes.txt"]
+
+
+def test_every_recording_is_read_here():
+    names = {p.name for p in recordings("gpcnet-*.txt")}
+    assert names == {*WHOLE, NLT_VERBOSE, *ERRORS}
+
+
+def test_network_test_local_run():
+    res = parse_gpcnet(read(NT_LOCAL))
+    assert (res.program, res.version, res.ranks, res.nodes) == ("network_test", "1.3", 2, 2)
+    assert [t.title for t in res.tables] == [ISOLATED]
+    assert res.table(ISOLATED).columns == ["Avg", "99%", "Units"]
+    lat = res.isolated("RR Two-sided Lat")
+    assert (lat.name, lat.units, lat.values) == ("RR Two-sided Lat (8 B)", "usec",
+                                                 {"Avg": 5.8, "99%": 0.6})
+    bw = res.isolated("RR Two-sided BW")
+    assert (bw.units, bw.values["Avg"]) == ("MiB/s/rank", 2260.1)
+    assert len(res.table(ISOLATED).rows) == 8 and res.closed and not res.verbose
+    assert missing(res, program="network_test", ranks=2, verbose=False) == []
+
+
+def test_network_load_test_local_run():
+    res = parse_gpcnet(read(NLT_LOCAL))
+    assert (res.program, res.ranks, res.nodes, res.test_nodes, res.congestor_nodes) == (
+        "network_load_test", 10, 10, 2, 8)
+    assert [t.title for t in res.tables] == [ISOLATED, LOADED, KEY_RESULTS]
+    assert res.impact("RR Two-sided Lat") == (1.4, 0.8)
+    assert res.impact("RR Two-sided BW+Sync") == (0.4, 0.8)
+    assert res.impact("Multiple Allreduce") == (1.3, 0.3)
+    assert res.table(LOADED).row("RR Two-sided Lat").values == {"Avg": 19.8, "99%": 89.6}
+    assert missing(res, program="network_load_test", ranks=10, verbose=False) == []
+    assert "expected network_test" in " ".join(missing(res, program="network_test"))
+    assert "10 ranks, expected 12" in " ".join(missing(res, ranks=12))
+    assert "expected a -DVERBOSE one" in " ".join(missing(res, verbose=True))
+
+
+def test_verbose_sample_is_read_and_its_zero_impact_factors_refused():
+    res = parse_gpcnet(read(NLT_VERBOSE))
+    assert res.verbose and res.program == "network_load_test"
+    titles = [t.title for t in res.tables]
+    assert titles[:2] == [ISOLATED, "Isolated Congestion Tests"]
+    assert f"{LOADED} (RR Two-sided BW+Sync Network Test)" in titles
+    assert res.table(ISOLATED).columns == ["Min", "Max", "Avg", "Avg(Worst)", "99%", "99.9%",
+                                           "Units"]
+    assert len(res.loaded_tables()) == 3
+    assert all(len(t.rows) == 5 for t in res.loaded_tables())
+    assert res.impact("Multiple Allreduce") == (0.0, 0.0)
+    problems = missing(res, verbose=True)
+    assert len(problems) == 6 and all("is not a positive number" in p for p in problems)
+    assert all(KEY_RESULTS in p for p in problems)
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_error_outputs_fail_with_their_line(name):
+    res = parse_gpcnet(read(name))
+    problems = missing(res)
+    assert problems and problems[0].startswith("gpcnet: ERROR: this application must be run on "
+                                               "at least"), problems
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_every_cut_is_incomplete(name):
+    text = read(name)
+    assert missing(parse_gpcnet(text)) == []
+    for end in range(len(text) - 1, 0, -1):
+        try:
+            problems = missing(parse_gpcnet(text[:end]))
+        except ParseError:
+            continue
+        assert problems, f"{name} cut at {end} of {len(text)} passes"
+
+
+def test_a_lost_row_or_unit_or_figure_is_named():
+    text = read(NLT_LOCAL)
+    row = "|        Multiple Allreduce (8 B) |         33.5 |         63.0 |         usec |\n"
+    assert row in text
+    assert f"'{LOADED}' has no Multiple Allreduce row" in " ".join(
+        missing(parse_gpcnet(text.replace(row, ""))))
+    assert "in 'MiB/s/rank', expected 'usec'" in " ".join(
+        missing(parse_gpcnet(text.replace(row, row.replace("        usec", "  MiB/s/rank")))))
+    assert "has no 99%" in " ".join(
+        missing(parse_gpcnet(text.replace(row, row.replace("|         63.0 ", "")))))
+    with pytest.raises(ParseError, match="is not a number"):
+        parse_gpcnet(text.replace(row, row.replace("33.5", "3x.5")))
+    nan = missing(parse_gpcnet(text.replace(row, row.replace("  33.5", "-nan"))))
+    assert "is not a positive number" in " ".join(nan), nan
+
+
+def test_not_gpcnet_output():
+    for text in ("", "hello\n", read("osu_bw-7.4-ompi4.1-local.txt")):
+        with pytest.raises(ParseError):
+            parse_gpcnet(text)

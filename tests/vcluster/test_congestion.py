@@ -1,0 +1,107 @@
+"""Congestion on the vcluster: the victim pair (node01 -> node02) isolated and beside aggressors,
+for real over the shaped links (tbf 200 Mbit/s, drop-tail queues, docs/vcluster.md).
+
+- incast (node03 and node04 stream into node02: they share the victim's receiving link): the
+  victim's bandwidth impact factor is >= 2 in every one of 5 runs;
+- all-to-all (node03 <-> node04: none of the victim's links): <= 1.2 in every one of 5 runs;
+- both pass sanity and their references (reference/vcluster.yaml);
+- with node01's link degraded the isolated bandwidth fails its reference, naming the figure.
+
+Takes the vcluster lock like tests/vcluster/test_e2e.py, brings a cluster up without accounting
+and always takes it down. Skipped with the reason where a vcluster cannot run (not root, no
+network namespaces, Slurm or ReFrame) or when another one is up on this machine.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+import subprocess
+import time
+
+import pytest
+from vcluster.test_e2e import LOCK, Suite, _unavailable, leftovers, summary, vcluster
+
+from fabrictest.vcluster.plan import CTL_NETNS
+
+# the fixture may wait for another session's vcluster (the lock), then 5 runs of 2 jobs
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow, pytest.mark.timeout(1800)]
+
+RUNS = 5
+INCAST = "CongestionTest %aggressors=incast"
+ALL_TO_ALL = "CongestionTest %aggressors=all-to-all"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _unavailable()
+    if why:
+        pytest.skip(f"vcluster: {why}")
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
+    deadline = time.monotonic() + 1200
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                lock.close()
+                pytest.skip("vcluster: another test session held the vcluster for 20 min")
+            time.sleep(5)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                           timeout=30).stdout
+    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
+        lock.close()
+        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's); "
+                    "not touching it")
+    base = tmp_path_factory.mktemp("vc-congestion")
+    state, work = base / "state", base / "work"
+    work.mkdir()
+    try:
+        proc = vcluster(state, "up", "--nodes", "4", timeout=300, check=False)
+        if proc.returncode != 0:
+            pytest.fail(f"vcluster up failed: {proc.stderr}")
+        yield Suite(state, work)
+    finally:
+        vcluster(state, "down", check=False)
+        if leftovers(state):
+            vcluster(state, "down", check=False)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def perf(case: dict) -> dict[str, float]:
+    """The figures of one test case of ReFrame's run report."""
+    return {key.rsplit(":", 1)[-1]: value[0] for key, value in case["perfvalues"].items()}
+
+
+def test_impact_factors_five_of_five(cluster):
+    cases = {INCAST: [], ALL_TO_ALL: []}
+    for run in range(RUNS):
+        res = cluster.run(f"congestion{run}", ["CongestionTest"], "--exec-policy=serial",
+                          timeout=300)
+        assert res["rc"] == 0, summary(res)
+        for name in cases:
+            assert res["cases"][name]["result"] == "pass", summary(res)
+            cases[name].append(perf(res["cases"][name]))
+    incast = [p["bw_impact"] for p in cases[INCAST]]
+    all_to_all = [p["bw_impact"] for p in cases[ALL_TO_ALL]]
+    print(f"bw_impact incast {incast}, all-to-all {all_to_all}")
+    print(f"lat_impact incast {[p['lat_impact'] for p in cases[INCAST]]}, all-to-all "
+          f"{[p['lat_impact'] for p in cases[ALL_TO_ALL]]}")
+    assert all(x >= 2.0 for x in incast), incast
+    assert all(x <= 1.2 for x in all_to_all), all_to_all
+    # latency is not asserted: on 2 shared cores the victim's latency is their scheduling as
+    # much as the links' (reference/vcluster.yaml's provenance)
+
+
+def test_slow_victim_link_fails_its_reference(cluster):
+    vcluster(cluster.state, "degrade", "node01", "100mbit")
+    try:
+        res = cluster.run("congestion-degraded", [ALL_TO_ALL.replace(" ", "")], timeout=300)
+    finally:
+        vcluster(cluster.state, "restore", "node01", timeout=120)
+    case = res["cases"][ALL_TO_ALL]
+    assert case["result"] == "fail", summary(res)
+    assert "bw_isolated_gbps" in (case.get("fail_reason") or ""), summary(res)
