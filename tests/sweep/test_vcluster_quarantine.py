@@ -15,25 +15,20 @@ vcluster tests take, brings up its own cluster and always takes it down again.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from vcluster_session import env_of, held_cluster
 
 from fabrictest.parsers.topology import parse_scontrol_topology
-from fabrictest.vcluster.plan import CTL_NETNS
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
-LOCK = Path("/run/lock/fabrictest-vcluster-pytest.lock")
 NODES = ["node01", "node02", "node03", "node04"]
 
 
@@ -47,45 +42,12 @@ def _vcluster(state: Path, *args, timeout=300, check=True):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("vcluster needs root (network namespaces, tc, slurmd)")
-    for exe in ("slurmctld", "slurmd", "salloc", "srun", "scontrol", "munged", "ip", "tc"):
-        if shutil.which(exe) is None and not Path("/usr/sbin", exe).exists():
-            pytest.skip(f"{exe} not found: run scripts/install.sh as root")
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
-    deadline = time.monotonic() + 540  # a skip, not pytest-timeout's 600 s failure
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                pytest.skip("vcluster: another test session held the vcluster for 9 min")
-            time.sleep(5)
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                           timeout=30).stdout
-    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
-        lock.close()
-        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's); "
-                    "not touching it")
-    state = tmp_path_factory.mktemp("vc-quarantine")
-    try:
-        up = _vcluster(state, "up", "--nodes", str(len(NODES)), "--switches", "2",
-                       timeout=400, check=False)
-        if up.returncode != 0:
-            pytest.fail(f"vcluster up failed: {(up.stderr or up.stdout).strip()[-400:]}")
-        env = dict(os.environ)
-        for line in (state / "env.sh").read_text().splitlines():
-            m = re.match(r"export (\w+)=(.*)$", line.strip())
-            if m:
-                env[m.group(1)] = m.group(2).strip("'\"")
-        yield state, env
-    finally:
-        _vcluster(state, "down", check=False)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
+    # waits at most 9 min for the lock: a skip, not pytest-timeout's 600 s failure
+    state = tmp_path_factory.mktemp("vc-quarantine") / "state"
+    with held_cluster(state, "--nodes", str(len(NODES)), "--switches", "2", wait_s=540,
+                      up_timeout=400):
+        yield state, env_of(state)
+
 
 
 def sweep_and_drain(env: dict, tmp_path: Path, name: str,

@@ -6,25 +6,24 @@ degrade NODE RATE --direction tx|rx`, from the vcluster branch): the sweep names
 that direction only. One node's link down: the sweep reports it unreachable, and finishes
 (each run has a time limit) instead of hanging.
 
-The module brings up its own 4-node cluster (its own state directory) and always takes it
-down again. vcluster's namespaces have fixed names, so when a cluster is already up (someone
-else's) the module skips rather than degrade links under another run. Run it under the team's
-lock: flock -w 5400 /run/lock/fabrictest-vcluster-dev.lock python -m pytest tests/sweep -m vcluster
+The module brings up its own 4-node cluster (its own state directory) under the machine's
+vcluster lock and always takes it down again (tests/vcluster_session.py): when a cluster is
+already up (someone else's) it skips rather than degrade links under another run; a cluster
+that does not come up fails it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from vcluster_session import env_of, held_cluster
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
@@ -41,41 +40,12 @@ def _vcluster(state: Path, *args, timeout=300, check=False):
     return proc
 
 
-def _netns() -> list[str]:
-    try:
-        out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                             timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("vcluster needs root (network namespaces, tc, slurmd)")
-    if not (BIN / "vcluster").exists():
-        pytest.skip("the vcluster command is not installed")
-    for exe in ("slurmctld", "slurmd", "salloc", "srun", "munged", "ip", "tc"):
-        if shutil.which(exe) is None and not Path("/usr/sbin", exe).exists():
-            pytest.skip(f"{exe} not found: run scripts/install.sh as root")
-    busy = [n for n in _netns() if n.startswith("vc-")]
-    if busy:
-        pytest.skip(f"a vcluster is already up ({', '.join(busy)}): not degrading links under "
-                    "someone else's run; take it down (vcluster down) to run this acceptance")
-    state = tmp_path_factory.mktemp("vc-sweep")
-    try:
-        up = _vcluster(state, "up", "--nodes", str(NODES), timeout=400)
-        if up.returncode != 0:
-            pytest.skip(f"vcluster can't come up here: {(up.stderr or up.stdout).strip()[-400:]}")
-        env = dict(os.environ)
-        for line in (state / "env.sh").read_text().splitlines():
-            m = re.match(r"export (\w+)=(.*)$", line.strip())
-            if m:
-                env[m.group(1)] = m.group(2).strip("'\"")
-        yield state, env
-    finally:
-        _vcluster(state, "down", timeout=300)
+    state = tmp_path_factory.mktemp("vc-sweep") / "state"
+    with held_cluster(state, "--nodes", str(NODES), wait_s=540, up_timeout=400):
+        yield state, env_of(state)
+
 
 
 def sweep(state: Path, env: dict, tmp_path: Path, name: str, first: list[str] | None = None):

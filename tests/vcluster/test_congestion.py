@@ -14,15 +14,9 @@ network namespaces, Slurm or ReFrame) or when another one is up on this machine.
 
 from __future__ import annotations
 
-import fcntl
-import re
-import subprocess
-import time
-
 import pytest
-from vcluster.test_e2e import LOCK, Suite, _unavailable, leftovers, summary, vcluster
-
-from fabrictest.vcluster.plan import CTL_NETNS
+from vcluster.test_e2e import Suite, summary
+from vcluster_session import held_cluster, vcluster
 
 # the fixture may wait for another session's vcluster (the lock), then 5 runs of 2 jobs
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -34,41 +28,12 @@ ALL_TO_ALL = "CongestionTest %aggressors=all-to-all"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    why = _unavailable()
-    if why:
-        pytest.skip(f"vcluster: {why}")
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
-    deadline = time.monotonic() + 1200
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                lock.close()
-                pytest.skip("vcluster: another test session held the vcluster for 20 min")
-            time.sleep(5)
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
-                           timeout=30).stdout
-    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
-        lock.close()
-        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's); "
-                    "not touching it")
     base = tmp_path_factory.mktemp("vc-congestion")
-    state, work = base / "state", base / "work"
+    work = base / "work"
     work.mkdir()
-    try:
-        proc = vcluster(state, "up", "--nodes", "4", timeout=300, check=False)
-        if proc.returncode != 0:
-            pytest.fail(f"vcluster up failed: {proc.stderr}")
+    with held_cluster(base / "state", "--nodes", "4", wait_s=1200) as state:
         yield Suite(state, work)
-    finally:
-        vcluster(state, "down", check=False)
-        if leftovers(state):
-            vcluster(state, "down", check=False)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
+
 
 
 def perf(case: dict) -> dict[str, float]:

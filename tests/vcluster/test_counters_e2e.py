@@ -14,17 +14,13 @@ vcluster cannot run (as test_e2e.py).
 
 from __future__ import annotations
 
-import fcntl
 import re
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the cluster helpers of test_e2e
-from test_e2e import CTL_NETNS, LOCK, Suite, _unavailable, summary, vcluster  # noqa: E402
+from vcluster.test_e2e import Suite, summary
+from vcluster_session import held_cluster, vcluster
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
@@ -36,36 +32,12 @@ FIGURE_RE = re.compile(r"P: counters_(node\d+)_RetransSegs: (\d+) count")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    why = _unavailable()
-    if why:
-        pytest.skip(f"vcluster: {why}")
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
-    deadline = time.monotonic() + 900
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                pytest.skip("vcluster: another test session held the vcluster for 15 min")
-            time.sleep(5)
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
-        lock.close()
-        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's)")
     base = tmp_path_factory.mktemp("vcc")
-    state, work = base / "state", base / "work"
+    work = base / "work"
     work.mkdir()
-    try:
-        proc = vcluster(state, "up", "--nodes", "4", timeout=300, check=False)
-        if proc.returncode != 0:
-            pytest.fail(f"vcluster up failed: {proc.stderr}")
+    with held_cluster(base / "state", "--nodes", "4") as state:
         yield Suite(state, work)
-    finally:
-        vcluster(state, "down", check=False)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
+
 
 
 def figures(result: dict) -> dict[str, list[int]]:

@@ -20,7 +20,6 @@ when another vcluster is already up on this machine (its names are fixed: never 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -32,13 +31,13 @@ from pathlib import Path
 
 import pytest
 from alltomany_trials import run_trials
+from vcluster_session import held_cluster, leftovers, vcluster
 
-from fabrictest.vcluster.plan import CTL_NETNS, Plan
+from fabrictest.vcluster.plan import Plan
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCK = Path("/run/lock/fabrictest-vcluster-pytest.lock")
 SIZES = ["-S", "size_profile=quick", "-S", "TxRxTest.nmsg=2000"]
 
 
@@ -55,54 +54,6 @@ SUITE = [
 # Tests whose traffic crosses node links (many-to-one's pairs stay inside each node here).
 CROSSING = [txrx("paired", "one"), txrx("paired", "many"), txrx("pairs-of-three", "one"),
             "BisectionTest"]
-
-
-def _unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (network namespaces, veth links, tc)"
-    for cmd in ("ip", "tc", "nsenter", "unshare", "munged", "slurmctld", "slurmd", "slurmdbd",
-                "mariadbd", "sbatch", "sacct", "reframe"):
-        if shutil.which(cmd) is None:
-            return f"{cmd} not found (scripts/install.sh as root installs it)"
-    probe = subprocess.run(["unshare", "--net", "true"], capture_output=True, timeout=30)
-    if probe.returncode != 0:
-        return "cannot create network namespaces here: " + probe.stderr.decode().strip()
-    return None
-
-
-def vcluster(state: Path, *args: str, timeout: float = 300, check: bool = True):
-    proc = subprocess.run(
-        [sys.executable, "-m", "fabrictest.vcluster.cli", "--state-dir", str(state), *args],
-        capture_output=True, text=True, timeout=timeout,
-    )
-    if check and proc.returncode != 0:
-        pytest.fail(f"vcluster {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-    return proc
-
-
-def leftovers(state: Path) -> list[str]:
-    """What a cluster may leave behind: namespaces, links, processes, mounts, state."""
-    out = []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    out += [f"netns {ln.split()[0]}" for ln in netns.splitlines()
-            if ln.startswith(("vc-node", CTL_NETNS))]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    out += [f"link {m}" for m in re.findall(r"^\d+: (vc[^:@]+)", links, re.M)]
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            mounts = (proc / "mountinfo").read_text()
-        except OSError:
-            continue
-        if str(state) in cmd:
-            out.append(f"process {proc.name}: {cmd[:80]}")
-        if str(state / "etc") in mounts or "/run/netns/vc-" in mounts:
-            out.append(f"mount seen by process {proc.name}")
-    if state.exists():
-        out.append(f"state dir {state}")
-    return out
 
 
 class Suite:
@@ -184,50 +135,16 @@ def ran(result: dict) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    why = _unavailable()
-    if why:
-        pytest.skip(f"vcluster: {why}")
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(LOCK, "w")  # noqa: SIM115 - held for the module's lifetime
-    deadline = time.monotonic() + 900
-    while True:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                pytest.skip("vcluster: another test session held the vcluster for 15 min")
-            time.sleep(5)
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    if re.search(rf"^{CTL_NETNS}\b", netns, re.M):
-        lock.close()
-        pytest.skip("vcluster: a vcluster is already up on this machine (someone else's: "
-                    "`vcluster down` with its --state-dir); not touching it")
     base = tmp_path_factory.mktemp("vc")
-    state = base / "state"
     work = base / "work"
     work.mkdir()
-    try:
-        t0 = time.monotonic()
-        proc = vcluster(state, "up", "--nodes", "4", "--accounting", timeout=300, check=False)
-        if proc.returncode != 0:
-            pytest.fail(f"vcluster up failed: {proc.stderr}")
-        print(f"vcluster up in {time.monotonic() - t0:.1f}s: {proc.stdout.strip()}")
+    with held_cluster(base / "state", "--nodes", "4", "--accounting") as state:
         yield Suite(state, work)
-    finally:
-        vcluster(state, "down", check=False)
-        left = leftovers(state)
-        if left:  # a second try, then report whatever survives
-            vcluster(state, "down", check=False)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
 
 
 def test_up_again_is_harmless(cluster):
-    t0 = time.monotonic()
     proc = vcluster(cluster.state, "up", "--nodes", "4", "--accounting")
     assert "already up" in proc.stdout
-    assert time.monotonic() - t0 < 30
     status = vcluster(cluster.state, "status").stdout
     assert status.count(" idle ") == 4, status
 
