@@ -49,7 +49,6 @@ def cluster(tmp_path_factory):
         yield state, env_of(state)
 
 
-
 def sweep_and_drain(env: dict, tmp_path: Path, name: str,
                     extra: tuple[str, ...] = ("--drain", "--confirm")):
     """`salloc -N 4 fabric-sweep --drain --confirm` (or `extra`): (exit code, stdout, json)."""

@@ -47,7 +47,6 @@ def cluster(tmp_path_factory):
         yield state, env_of(state)
 
 
-
 def sweep(state: Path, env: dict, tmp_path: Path, name: str, first: list[str] | None = None):
     """`salloc -N 4 fabric-sweep` on the cluster: (exit code, stdout, json, seconds).
 

@@ -35,7 +35,6 @@ def cluster(tmp_path_factory):
         yield Suite(state, work)
 
 
-
 def perf(case: dict) -> dict[str, float]:
     """The figures of one test case of ReFrame's run report."""
     return {key.rsplit(":", 1)[-1]: value[0] for key, value in case["perfvalues"].items()}

@@ -39,7 +39,6 @@ def cluster(tmp_path_factory):
         yield Suite(state, work)
 
 
-
 def figures(result: dict) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for node, value in FIGURE_RE.findall(result["out"]):
