@@ -235,9 +235,21 @@ def impossible_figures_run(tmp_path_factory):
     bins.mkdir()
     for bench, size, value in IMPOSSIBLE:
         _standin(bins, bench, _one_figure(f"{bench}-7.4-ompi4.1-local.txt", size, value))
+    # a whole osu_mbw_mr output at 1 % of its recorded rates: the drop its reference exists for
+    _standin(bins, "osu_mbw_mr", _scaled("osu_mbw_mr-7.4-ompi4.1-local.txt", MBW_DROP))
     env = {"OSU_HOME": str(bins), "IMB_HOME": ""}
-    return run_reframe(["--system", "local", "-r", "-n", "OsuPt2PtTest"], tmp, timeout=600,
-                       env=env)
+    return run_reframe(["--system", "local", "-r", "-n", "OsuPt2PtTest",
+                        "-n", "OsuMbwMrTest%scope=switch"], tmp, timeout=600, env=env)
+
+
+MBW_DROP = 0.01
+
+
+def _scaled(name: str, factor: float) -> str:
+    """Recording ``name`` with every rate row's figures multiplied by ``factor``."""
+    return re.sub(r"^(\d+ +)(\S+)( +)(\S+)$",
+                  lambda m: f"{m[1]}{float(m[2]) * factor:.2f}{m[3]}{float(m[4]) * factor:.2f}",
+                  read(name), flags=re.M)
 
 
 IMPOSSIBLE = [("osu_bw", 1048576, "inf"), ("osu_bibw", 65536, "nan"),
@@ -252,3 +264,11 @@ def test_osu_figure_that_is_not_a_number_fails(impossible_figures_run, bench, si
     shown = {1048576: "1 MiB", 65536: "64 KiB", 4096: "4 KiB", 1024: "1 KiB"}[size]
     assert f"{bench}: " in reason and f"at {shown} is {float(value):g}, not a finite positive" \
         " number" in reason, reason
+
+
+def test_osu_mbw_mr_drop_fails_its_reference(impossible_figures_run):
+    """osu_mbw_mr at 1 % of its recorded rates (whole output, exit 0) fails the reference of
+    the pair's bandwidth, naming the figure; the recorded rates themselves pass (the control in
+    test_whole_standin_outputs_pass)."""
+    reason = _reason(impossible_figures_run, "OsuMbwMrTest")
+    assert "failed to meet reference" in reason and "peak_bw" in reason, reason
