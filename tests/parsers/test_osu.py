@@ -171,3 +171,9 @@ def test_osu_5_6_and_5_8_host_and_cuda_device_buffers():
         "OSU MPI-CUDA Latency Test v5.8", 1.74, 17.81)
     dd_bw = parse_osu(read("osu_bw-5.8-cuda-DD-azure-cyclecloud-ib.txt"))
     assert (dd_bw.benchmark, dd_bw.unit, dd_bw.at(4194304)) == ("bw", "MB/s", 9384.39)
+
+
+def test_osu_7_2_bw_single_size_datatype_after_header():
+    r = parse_osu(read("osu_bw-7.2-single-size-internode-ib-aion.txt"))
+    assert (r.benchmark, r.version, [row.size for row in r.rows], r.at(1048576)) == (
+        "bw", "7.2", [1048576], 12311.83)
