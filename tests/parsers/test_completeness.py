@@ -28,6 +28,7 @@ MiB4 = 1 << 22
 # the largest size each OSU recording's command asked for (4 MiB: OSU's default)
 OSU_MAX = {
     "osu_latency-7.2-single-size-internode-ib-aion.txt": (8192, 8192),  # -m 8192:8192
+    "osu_bw-7.2-single-size-internode-ib-aion.txt": (1 << 20, 1 << 20),  # -m 1048576:1048576
     "osu_get_bw-7.4-ompi4.1-vcluster-osc-pt2pt.txt": (1, 65536),  # the quick profile
 }
 OSU_FILES = [p for p in recordings("osu_*.txt") if "no-rows" not in p.name]

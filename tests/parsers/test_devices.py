@@ -331,3 +331,17 @@ def test_ping():
     assert not down.reachable and down.loss_percent == 100.0
     with pytest.raises(ParseError):
         parse_ping("ping: unknown host n3\n")
+
+
+def test_ibv_devinfo_cx6_hdr_azure_vf_and_accelerated_networking():
+    """ConnectX-6 (4123) InfiniBand; an Azure HBv3 node with a ConnectX-6 VF (4124) beside a
+    ConnectX-4 Lx VF (4118, RoCE, MTU 1024); the Azure accelerated-networking name `mlx5_an0`."""
+    (cx6,) = parse_ibv_devinfo(read("ibv_devinfo-ib-cx6-mlx5-fw20.41-hdr.txt"))
+    assert (cx6.name, cx6.vendor_part_id, cx6.fw_ver) == ("mlx5_0", 4123, "20.41.1000")
+    assert (cx6.port(1).lid, cx6.port(1).link_layer) == (35, "InfiniBand")
+    vf, eth = parse_ibv_devinfo(read("ibv_devinfo-ib-cx6-vf-and-cx4lx-roce-azure-hbv3.txt"))
+    assert (vf.vendor_part_id, vf.port(1).lid, vf.port(1).sm_lid) == (4124, 383, 228)
+    assert (eth.name, eth.vendor_part_id, eth.port(1).link_layer, eth.port(1).active_mtu) == (
+        "mlx5_1", 4118, "Ethernet", 1024)
+    (an,) = parse_ibv_devinfo(read("ibv_devinfo-roce-cx4lx-vf-mlx5_an0-azure-accelnet.txt"))
+    assert (an.name, an.port(1).device, an.port(1).state) == ("mlx5_an0", "mlx5_an0", "PORT_ACTIVE")

@@ -113,3 +113,17 @@ def test_collective_columns():
 def test_not_imb_raises(text):
     with pytest.raises(ParseError):
         parse_imb(text)
+
+
+def test_imb_2019_more_systems():
+    """An Intel MPI startup warning before the banner is not part of the table; one
+    `#processes = 2` Uniband block on its own is whole."""
+    warned = parse_imb(read("imb-2019u6-pingpong-ib-impi2019-startup-warning-csd3.txt"))
+    pp = warned.benchmark("PingPong")
+    assert (warned.version, pp.latency_at(0), pp.row(4194304).t_usec) == (
+        "2019 Update 6", 1.09, 347.52)
+    roce = parse_imb(read("imb-2019u5-pingpong-roce-ompi4-alaska.txt")).benchmark("PingPong")
+    assert (roce.latency_at(0), roce.row(4194304).mbytes_per_sec) == (2.07, 3043.13)
+    uni = parse_imb(read("imb-2019u5-uniband-np2-roce-impi2019-alaska.txt"))
+    assert [(b.name, b.nprocs) for b in uni.benchmarks] == [("Uniband", 2)]
+    assert uni.benchmarks[0].row(4194304).msg_per_sec == 684

@@ -155,3 +155,25 @@ def test_wrong_tool_recordings_raise():
 
 def test_parse_error_is_value_error():
     assert issubclass(ParseError, ValueError)
+
+
+def test_osu_5_6_and_5_8_host_and_cuda_device_buffers():
+    """OMB 5.6.x on InfiniBand and RoCE, 5.8 on EFA, and 5.8 MPI-CUDA with device buffers
+    (the `# Send Buffer on DEVICE (D) ...` line sits between the title and the header)."""
+    lat = parse_osu(read("osu_latency-5.6.3-ompi3-ucx-ib-csd3.txt"))
+    assert (lat.version, lat.at(0), lat.at(4194304)) == ("5.6.3", 0.98, 346.79)
+    assert parse_osu(read("osu_bw-5.6.2-impi2019-verbs-roce-alaska.txt")).at(4194304) == 2932.93
+    assert parse_osu(read("osu_bibw-5.6.3-ompi3-ucx-ib-csd3.txt")).at(4194304) == 24601.60
+    efa = parse_osu(read("osu_latency-5.8-efa-aws-hpc6a-eks.txt"))
+    assert (efa.benchmark, efa.version, efa.at(0)) == ("latency", "5.8", 15.53)
+    dd_lat = parse_osu(read("osu_latency-5.8-cuda-DD-azure-cyclecloud-ib.txt"))
+    assert (dd_lat.title, dd_lat.at(0), dd_lat.at(1)) == (
+        "OSU MPI-CUDA Latency Test v5.8", 1.74, 17.81)
+    dd_bw = parse_osu(read("osu_bw-5.8-cuda-DD-azure-cyclecloud-ib.txt"))
+    assert (dd_bw.benchmark, dd_bw.unit, dd_bw.at(4194304)) == ("bw", "MB/s", 9384.39)
+
+
+def test_osu_7_2_bw_single_size_datatype_after_header():
+    r = parse_osu(read("osu_bw-7.2-single-size-internode-ib-aion.txt"))
+    assert (r.benchmark, r.version, [row.size for row in r.rows], r.at(1048576)) == (
+        "bw", "7.2", [1048576], 12311.83)

@@ -130,3 +130,11 @@ def test_latency_test_rows():
 def test_not_perftest_raises(text):
     with pytest.raises(ParseError):
         parse_perftest(text)
+
+
+def test_broadcom_bnxt_re_three_qps_duration_rdma_cm():
+    """A Broadcom `bnxt_re` 400G RoCE NIC: 3 QPs over rdma_cm, `-D 10`, one row, peak 0.00."""
+    r = parse_perftest(read("ib_write_bw-roce-bnxt_re-qp3-rdmacm-D10-gbits-client.txt"))
+    assert (r.device, r.qps, r.link_layer, r.mtu, r.gid_index) == ("bnxt_re0", 3, "Ethernet", 1024, 3)
+    assert r.duration_mode and len(r.local_addresses) == len(r.remote_addresses) == 3
+    assert (r.rows[0].iterations, r.peak_avg_gbps()) == (4159603, 363.47)
