@@ -55,4 +55,5 @@ def node_sets(part) -> dict[str, str]:
 
 def node_set_sizes(part) -> dict[str, int]:
     """scope -> nodes; hand-written sizes win."""
-    return sizes(part.extras.get("node_set_sizes", {}), derived(part))
+    return sizes(part.extras.get("node_set_sizes", {}), derived(part),
+                 part.extras.get("node_sets", {}))

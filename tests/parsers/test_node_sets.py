@@ -63,11 +63,11 @@ def test_bisection_splits_the_groups_in_two_halves():
 
 def test_slingshot_xnames_from_the_notes_host_files():
     hosts = {"x1000c0r3b0": ["nid000001", "nid000002", "nid000003"],
-             "x1000c1r5b0": ["nid000004", "nid000005"],
+             "x1000c1r5b0": ["nid000004", "nid000005", "nid000006"],
              "x1001c0r3b0": ["nid000101", "nid000102"]}
     d = derive_node_sets(topology_from_switch_hosts(hosts))
-    assert d.hostlist("switch") == "nid[000001-000003]"
-    assert d.hostlist("group") == "nid[000001-000005]"  # cabinet 1000 is one group
+    assert d.hostlist("switch") == "nid[000001-000002]"  # 3 on the switch: one pair
+    assert d.hostlist("group") == "nid[000001-000006]"  # cabinet 1000 is one group
     assert d.hostlist("global") == "nid[000001-000002,000101-000102]"
     assert d.hostlist("bisection") == "nid[000001-000002,000101-000102]"
 
@@ -95,6 +95,18 @@ def test_hand_written_sets_win():
     assert got["switch"] == "n[13-14]" and got["group"] == "n[01-08]"
     assert sizes({"global": 4}, d)["global"] == 4
     assert merge({"group": "x[1-2]"}, NodeSets()) == {"group": "x[1-2]"}
+    # a hand-written set without a size counts its own nodes, not the derived set's
+    assert sizes({}, d, {"group": "n[01-03,07]"})["group"] == 4
+    assert sizes({"group": 2}, d, {"group": "n[01-03,07]"})["group"] == 2
+
+
+def test_odd_switches_and_groups_give_pairs():
+    d = derive_node_sets(parse_any_topology(
+        "sw1: a[1-3] parent=g1\nsw2: a[4-6] parent=g1\ng1: parent=top\n"
+        "sw3: b[1-3] parent=g2\ng2: parent=top"))
+    assert d.hostlist("switch") == "a[1-2]"
+    assert d.hostlist("group") == "a[1-6]"
+    assert d.hostlist("global") == "a[1-3],b[1-3]"
 
 
 def test_too_small_for_a_scope_is_left_out_with_a_reason():

@@ -6,10 +6,10 @@ its first half of the nodes against its second half across the top of the tree. 
 `Topology` (topology.py) this module derives those lists, so a system with a topology needs no
 hand-written node sets:
 
-* ``switch`` (edge): the nodes of the first leaf switch;
+* ``switch`` (edge): the nodes of the first leaf switch (an even number of them: pairs);
 * ``group`` (local): the nodes of the first group, a group being the switch just below the top
   of the tree (a dragonfly group, a fat tree's pod); a leaf directly under the top is its own
-  group;
+  group (an even number of nodes, as for a switch);
 * ``global`` (global): the first two groups, as many nodes from each (the smaller group's size);
 * ``bisection``: as many nodes from each side of the top of the tree (its groups split in two
   halves, in order), so that rank blocks placed in node-name order (Slurm's order) pair the
@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import ParseError
+from .sinfo import expand_hostlist
 from .topology import Topology, parse_scontrol_topology, parse_topology_file
 
 #: the Slingshot acceptance notes' name for each scope
@@ -107,17 +108,18 @@ def derive_node_sets(topo: Topology) -> NodeSets:
     out = NodeSets()
     leaves = sorted(((s, sorted(topo.switches[s].nodes, key=_natural)) for s in topo.leaves()),
                     key=lambda x: _natural(x[1][0]))
+    # pairs of nodes: an odd switch or group gives all its nodes but its last
     switch = next((nodes for _s, nodes in leaves if len(nodes) >= 2), None)
     if switch is None:
         out.missing["switch"] = "no switch has 2 nodes"
     else:
-        out.sets["switch"] = switch
+        out.sets["switch"] = switch[: len(switch) - len(switch) % 2]
     groups = _groups(topo)
     group = next((nodes for _g, nodes in groups if len(nodes) >= 2), None)
     if group is None:
         out.missing["group"] = "no group has 2 nodes"
     else:
-        out.sets["group"] = group
+        out.sets["group"] = group[: len(group) - len(group) % 2]
     if len(groups) < 2:
         why = f"one group ({groups[0][0]})" if groups else "no group"
         out.missing["global"] = f"{why}: nothing spans two groups"
@@ -146,9 +148,13 @@ def merge(hand_written: dict[str, str], derived: NodeSets) -> dict[str, str]:
     return out
 
 
-def sizes(hand_written: dict[str, int], derived: NodeSets) -> dict[str, int]:
-    """scope -> nodes: the derived sets' sizes, with every hand-written size kept."""
+def sizes(hand_written: dict[str, int], derived: NodeSets,
+          hand_written_sets: dict[str, str] | None = None) -> dict[str, int]:
+    """scope -> nodes: every hand-written size, else the nodes of the hand-written set (so the
+    node count and the node list agree), else the derived set's."""
     out = {scope: len(nodes) for scope, nodes in derived.sets.items()}
+    out.update({scope: len(expand_hostlist(text))
+                for scope, text in (hand_written_sets or {}).items()})
     out.update(hand_written)
     return out
 
