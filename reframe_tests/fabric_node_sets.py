@@ -14,11 +14,13 @@ from pathlib import Path
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.node_sets import (
     NodeSets,
+    compress_hostlist,
     derive_node_sets,
     merge,
     parse_any_topology,
     sizes,
 )
+from fabrictest.parsers.sinfo import expand_hostlist
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _CACHE: dict[str, NodeSets] = {}
@@ -57,3 +59,8 @@ def node_set_sizes(part) -> dict[str, int]:
     """scope -> nodes; hand-written sizes win."""
     return sizes(part.extras.get("node_set_sizes", {}), derived(part),
                  part.extras.get("node_sets", {}))
+
+
+def first_nodes(hostlist: str, count: int) -> str:
+    """The first ``count`` nodes of a Slurm hostlist, as a hostlist."""
+    return compress_hostlist(expand_hostlist(hostlist)[:count])

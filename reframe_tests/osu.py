@@ -19,7 +19,7 @@ import os
 
 import reframe as rfm
 from fabric_base import FabricTest
-from fabric_node_sets import derived, node_set_sizes
+from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
@@ -97,8 +97,9 @@ class OsuPt2PtTest(OsuBase):
         nodes, ppn = self.placement_on(self.current_partition)
         self.executable_opts = self.size_opts()
         node_sets = partition_node_sets(self.current_partition)
-        if "switch" in node_sets and self.is_slurm:
-            self.job.options += [f"--nodelist={node_sets['switch']}"]
+        if "switch" in node_sets and self.is_slurm and nodes == 2:
+            # two nodes of one switch (edge): Slurm refuses a list longer than -N
+            self.job.options += [f"--nodelist={first_nodes(node_sets['switch'], 2)}"]
         self.place(nodes, ppn, round_robin=False)
 
     @performance_function("us")

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from _rfm import SETTINGS, run_reframe
-from fabric_node_sets import derived, node_set_sizes, node_sets
+from fabric_node_sets import derived, first_nodes, node_set_sizes, node_sets
 from test_listing import listed_cases
 
 # one group of two switches: edge and local, nothing global
@@ -57,6 +57,7 @@ def test_inline_and_file_topologies_and_hand_written_sets(tmp_path):
     assert node_sets(hand)["group"] == "n[05-08]" and node_set_sizes(hand)["group"] == 4
     assert node_sets(part("config/reframe/topology/slingshot.txt"))["switch"] == "nid[001-002]"
     assert derived(SimpleNamespace(fullname="p", extras={})).sets == {}
+    assert first_nodes("nid[001-032,063-094]", 2) == "nid[001-002]"
     with pytest.raises(ValueError, match="cannot read .*no/such/file"):
         derived(part("no/such/file"))
     with pytest.raises(ValueError, match=r"^sys:part: extras.topology: topology file: line 1"):
@@ -76,7 +77,8 @@ def test_a_scope_the_topology_cannot_hold_is_not_listed(tmp_path):
 
 
 def test_dry_run_places_each_scope_on_its_set(tmp_path):
-    run = reframe_on(tmp_path, TWO_GROUPS, "--dry-run", "-n", "OsuMbwMrTest|BisectionTest")
+    run = reframe_on(tmp_path, TWO_GROUPS, "--dry-run", "-n",
+                     "OsuMbwMrTest|BisectionTest|OsuPt2PtTest")
     scripts = {c["display_name"]: c["stagedir"] for c in run.cases()}
 
     def script(name):
@@ -86,5 +88,8 @@ def test_dry_run_places_each_scope_on_its_set(tmp_path):
     assert "#SBATCH --nodelist=n[01-04]" in edge and "#SBATCH --nodes=4" in edge
     glob = script("OsuMbwMrTest %scope=global %ranks_per_node=1")
     assert "#SBATCH --nodelist=n[01-04,09-12]" in glob and "#SBATCH --nodes=8" in glob
+    # a pair of one switch's nodes, not the switch's four (Slurm refuses a list longer than -N)
+    pair = script("OsuPt2PtTest %benchmark=osu_bw")
+    assert "#SBATCH --nodelist=n[01-02]" in pair and "#SBATCH --nodes=2" in pair
     bis = script("BisectionTest")
     assert "#SBATCH --nodelist=n[01-04,09-12]" in bis and "#SBATCH --nodes=8" in bis
