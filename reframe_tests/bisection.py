@@ -3,7 +3,9 @@
 
 Rank i exchanges with rank i + n/2 (MPI_Isend + MPI_Recv) for sizes 1 KiB .. 2 MiB. Ranks are
 placed in blocks (fill a node first), so with 2+ nodes the first half of the nodes exchanges with
-the second half across the fabric's bisection.
+the second half across the fabric's bisection. With a topology (``extras.topology``) or a
+hand-written ``node_sets["bisection"]``, the nodes are chosen so the halves sit on either side of
+the top of the tree.
 Performance: ``node_bw`` (MB/s per node) and ``aggregate_bw`` (GB/s) at the largest size, and,
 informational, ``node_bw_<size>`` for every size.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_node_sets import node_set_sizes, node_sets
 from reframe.core.builtins import performance_function, run_after, variable
 
 from fabrictest.parsers.bisection import missing, parse_bisection
@@ -31,7 +34,7 @@ class BisectionTest(FabricTest):
 
     def placement_on(self, part):
         ppn = self.ppn or int(part.extras.get("ranks_per_node", 2))
-        nodes = self.nodes_on(part)
+        nodes = self.num_nodes or node_set_sizes(part).get("bisection") or self.nodes_on(part)
         return nodes, ppn + (nodes * ppn) % 2  # an even number of ranks: pairs across halves
 
     @run_after("setup")
@@ -42,6 +45,11 @@ class BisectionTest(FabricTest):
         )
         self.executable = self.binaries.program("bisection_bw")
         self.executable_opts = [str(ppn), str(reps)]
+        # the pairs across the top of the tree (extras.topology or node_sets["bisection"]):
+        # Slurm places the rank blocks in node-name order, first half against second half
+        crossing = node_sets(self.current_partition).get("bisection")
+        if crossing and self.num_nodes is None and self.is_slurm:
+            self.job.options += [f"--nodelist={crossing}"]
         self.record_shaping(ppn=ppn, num_nodes=nodes, num_reps=reps)
         self.place(nodes, ppn, round_robin=False)
         self.descr = f"bisection: {nodes * ppn} ranks ({nodes} x {ppn}), {reps} reps"

@@ -19,11 +19,14 @@ import os
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_node_sets import derived, first_nodes, node_set_sizes
+from fabric_node_sets import node_sets as partition_node_sets
 from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
+from fabrictest.parsers.node_sets import LABELS
 from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu
 
 #: the largest size of the quick profile (-m 1:64K)
@@ -93,9 +96,10 @@ class OsuPt2PtTest(OsuBase):
         self.executable = self.osu_binary(self.benchmark)
         nodes, ppn = self.placement_on(self.current_partition)
         self.executable_opts = self.size_opts()
-        node_sets = self.extra("node_sets", {})
-        if "switch" in node_sets and self.is_slurm:
-            self.job.options += [f"--nodelist={node_sets['switch']}"]
+        node_sets = partition_node_sets(self.current_partition)
+        if "switch" in node_sets and self.is_slurm and nodes == 2:
+            # two nodes of one switch (edge): Slurm refuses a list longer than -N
+            self.job.options += [f"--nodelist={first_nodes(node_sets['switch'], 2)}"]
         self.place(nodes, ppn, round_robin=False)
 
     @performance_function("us")
@@ -121,13 +125,19 @@ class OsuMbwMrTest(OsuBase):
     scenario = variable(str, value="paired")
     scope = parameter(["switch", "group", "global"])
     ranks_per_node = parameter([1, 8, 20])
-    #: nodes; unset: extras.node_set_sizes[scope], else the partition's nodes
+    #: nodes; unset: extras.node_set_sizes[scope] (or the size of the scope's set in
+    #: extras.topology), else the partition's nodes
     mbw_nodes = variable(int, type(None), value=None)
 
     def layout_on(self, part) -> tuple[int, bool]:
         """(nodes, whether two groups of ranks on one host stand for them) on ``part``; a
         ValueError says why ``part`` cannot hold the case."""
-        sizes = part.extras.get("node_set_sizes", {})
+        sizes = node_set_sizes(part)
+        if self.scope not in sizes and not self.mbw_nodes:
+            why = derived(part).missing.get(self.scope)
+            if why:  # the partition has a topology, and it holds no such set
+                raise ValueError(f"osu_mbw_mr over a {self.scope} ({LABELS[self.scope]}): "
+                                 f"extras.topology: {why}")
         nodes = self.mbw_nodes or int(sizes.get(self.scope, self.nodes_on(part)))
         # one host (local): two groups of ranks_per_node ranks stand for two nodes, as the
         # tx/rx same-node scenario does, up to the host's extras.max_host_ranks (default 2)
@@ -152,7 +162,7 @@ class OsuMbwMrTest(OsuBase):
         nodes, _virtual = self.layout_on(self.current_partition)
         self.executable = self.osu_binary("osu_mbw_mr")
         self.executable_opts = self.size_opts()
-        node_sets = self.extra("node_sets", {})
+        node_sets = partition_node_sets(self.current_partition)
         if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2

@@ -37,8 +37,10 @@ Conventions the tests rely on (see docs/reframe.md):
   ``mpirun-hostfile``), ``ranks_per_node``, ``max_ranks_per_node``, ``max_host_ranks``,
   ``transports`` ({name: {VAR: value}}), ``rdma_device``, ``gid_index``, ``link_layer``,
   ``expect_mtu``, ``expect_rate``, ``netdev_mtu`` (the MTU of the RDMA port's netdev that
-  ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``node_sets`` ({scope: slurm
-  nodelist}).
+  ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``topology`` (a topology file
+  relative to the repository, or its text: the node sets are derived from it), ``node_sets``
+  ({scope: slurm nodelist}) and ``node_set_sizes`` ({scope: nodes}), which win over the
+  topology's, scope by scope.
 
 Results storage is enabled (sqlite): one database per checkout, ``output/reports/results.db``
 under the repository, so that two clones of the suite on one machine never mix their sessions

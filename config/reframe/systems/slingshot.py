@@ -1,7 +1,7 @@
 """`slingshot`: an HPE Slingshot system, Slurm + srun, cray-mpich (the Slingshot acceptance notes).
 
 OSU one-sided get bandwidth between two nodes of one switch, ``osu_mbw_mr`` per switch, group
-and globally (node sets in ``extras.node_sets``), the bisection program, the NIC pre-flight.
+and globally (node sets from ``extras.topology``), the bisection program, the NIC pre-flight.
 """
 
 import os
@@ -36,14 +36,10 @@ system = {
                 "link_layer": "Ethernet",
                 "expect_mtu": 4096,
                 "expect_rate": 100,
-                # the Slingshot acceptance notes' topology: 2 groups of 2 switches; edit for the
-                # real machine
-                "node_sets": {
-                    "switch": "nid[001-002]",
-                    "group": "nid[001-062]",
-                    "global": "nid[001-032,063-094]",
-                },
-                "node_set_sizes": {"switch": 2, "group": 62, "global": 64},
+                # the Slingshot acceptance notes' topology, 2 groups of 2 switches (edit the file
+                # for the real machine): OsuMbwMrTest's switch/group/global node sets and
+                # bisection's pairs across the groups come from it
+                "topology": "config/reframe/topology/slingshot.txt",
             },
         }
     ],

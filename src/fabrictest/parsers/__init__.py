@@ -17,6 +17,7 @@ module             function                                  tool
 ``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
 ``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``
 ``topology``       ``parse_scontrol_topology`` and others    ``scontrol show topology``, xnames
+``node_sets``      ``derive_node_sets`` / ``merge``          a topology's edge/local/global sets
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
