@@ -8,7 +8,8 @@ each of its nodes and every uplink (switch to parent) a run between them crosses
 is counted over the failed and the passing cases; the suspect is the element every failure
 shares and the fewest passing cases involve (a node before an uplink before a switch when
 they tie: the narrowest explanation). When no element is in every failure, the smallest set
-that covers them is named (greedy), and when no element is in two failures, they share nothing.
+that covers them is named (greedy, elements in no passing case), and when no such element is
+in two failures, they share nothing.
 
 Pure: takes test-case dicts (a run report's ``testcases``) or figures, returns lines.
 """
@@ -209,10 +210,12 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
                          + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in others))
         return Attribution(1, lines, best, n_f, n_p)
     # no element in every failure: the fewest elements that cover them, each in 2 or more
+    # failures and in no passing case (one a healthy case involved explains nothing here)
     uncovered = {c.name for c in failed} - set(blind)
     cover: list[Element] = []
     while uncovered:
-        cands = [e for e in elements if len(uncovered & set(e.failed)) >= 2]
+        cands = [e for e in elements
+                 if not e.passed and len(uncovered & set(e.failed)) >= 2]
         if not cands:
             break
         el = min(cands, key=lambda e: (-len(uncovered & set(e.failed)), *_rank(e)))
@@ -220,7 +223,7 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
         uncovered -= set(el.failed)
     if not cover:
         lines = [f"the failures share nothing: no node, switch or uplink is in two of the "
-                 f"{n_f} failed cases"]
+                 f"{n_f} failed cases and in no passing one"]
         lines += [f"  {c.name}: {', '.join(sorted(n for _k, n in implicated(c, topo))) or '?'}"
                   for c in failed]
     else:
