@@ -7,7 +7,12 @@ import json
 import pytest
 
 from fabrictest.parsers.topology import parse_topology_file
-from fabrictest.report.attribute import attribute, cases_from_testcases, link_of
+from fabrictest.report.attribute import (
+    attribute,
+    cases_from_records,
+    cases_from_testcases,
+    link_of,
+)
 from fabrictest.report.cli import main
 
 TWO_SWITCHES = parse_topology_file(
@@ -181,3 +186,26 @@ def test_command_refuses_with_one_line(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_perflog_figures_implicate_the_nodes_their_links_name():
+    """Perflogs carry no node list: a case is its figures, its nodes those its links name."""
+    from fabrictest.report.results import PerfRecord
+
+    def rec(test, job, pvar, result):
+        return PerfRecord(test=test, base=test.split(" %")[0], system="vc", partition="p",
+                          environ="mpi", pvar=pvar, value=0.1, unit="Gbps", result=result,
+                          session=job)
+
+    records = [
+        rec("TxRxTest %scenario=paired", "1", "stream_node03_to_node01_gbps", "fail"),
+        rec("TxRxTest %scenario=paired", "1", "stream_node02_to_node04_gbps", "pass"),
+        rec("TxRxTest %scenario=many", "2", "stream_node04_to_node03_gbps", "fail"),
+        rec("TxRxTest %scenario=many", "2", "stream_node01_to_node02_gbps", "pass"),
+        rec("TxRxTest %scenario=ring", "3", "stream_node01_to_node04_gbps", "pass"),
+    ]
+    cases = cases_from_records(records)
+    assert [c.failed for c in cases] == [True, True, False]
+    res = attribute(cases)
+    assert [e.name for e in res.suspects] == ["node03"]
+    assert res.lines[1].endswith("in 0 of 1 passing")
