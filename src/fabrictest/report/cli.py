@@ -6,6 +6,7 @@
     fabric-report html --report output/reports/run-report-UUID.json --sweep sweep.json -o report/
     fabric-report html --tag stack=pre-upgrade --tag stack=post-upgrade -o report/
     fabric-report history --system vcluster --since 30d   (change points over the sessions)
+    fabric-report attribute --report FILE [--topology FILE|slurm]   (what the failures share)
 
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
@@ -24,6 +25,7 @@ import math
 import sys
 from pathlib import Path
 
+from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
 from .calibrate_cmd import cmd_calibrate
 from .compare import (
@@ -319,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the entries and the file's diff, write nothing")
     k.set_defaults(func=cmd_calibrate)
     add_history(sub, tolerance)
+    add_attribute(sub, _add_sources)
     return ap
 
 

@@ -78,8 +78,9 @@ def check(src: Source) -> None:
             raise ResultsError(f"{src.option}: not readable")
 
 
-def read(src: Source) -> ResultSet:
-    """The figures of one source; raises ResultsError when it has none."""
+def read(src: Source, need_figures: bool = True) -> ResultSet:
+    """The figures of one source; raises ResultsError when it has none (without
+    ``need_figures``: when it has neither figures nor test cases)."""
     if src.kind == "session":
         res = read_session(src.value)
     elif src.kind == "tag":
@@ -90,7 +91,7 @@ def read(src: Source) -> ResultSet:
             res.extend(read_report_file(f))
     else:
         res = read_perflogs(src.value)
-    if not res.records:
+    if not res.records and (need_figures or not res.testcases):
         unread = f" ({res.unreadable} unreadable entries)" if res.unreadable else ""
         raise ResultsError(f"{src.option}: no performance figures in it{unread}")
     return res

@@ -1,0 +1,85 @@
+"""`fabric-report attribute`: what a run's failures share (a node, a switch, an uplink).
+
+    fabric-report attribute --report output/reports/run-report-UUID.json [--topology slurm]
+    fabric-report attribute --session UUID --topology topology.conf [--json out.json]
+
+Exits 0 when nothing failed, 1 when some test case failed (the suspect named, or "the
+failures share nothing"), 2 when there is nothing to read or an option makes no sense.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from ..parsers.errors import ParseError
+from ..parsers.topology import Topology, parse_scontrol_topology, parse_topology_file
+from .attribute import attribute, cases_from_records, cases_from_testcases
+from .results import ResultsError
+from .sources import check, read, writable_file
+from .sources import write_json as _write_json
+
+SCONTROL_TIMEOUT = 60.0
+
+
+def load_topology(spec: str) -> Topology:
+    """A topology.conf, `scontrol show topology` output, our own file, or `slurm` (ask
+    scontrol); ResultsError (one line) when it cannot be read."""
+    try:
+        if spec == "slurm":
+            proc = subprocess.run(["scontrol", "show", "topology"], capture_output=True,
+                                  text=True, timeout=SCONTROL_TIMEOUT)
+            if proc.returncode != 0:
+                raise ResultsError("--topology slurm: scontrol show topology failed: "
+                                   + " ".join((proc.stderr or proc.stdout).split())[:200])
+            return parse_scontrol_topology(proc.stdout)
+        try:
+            with open(spec, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as err:
+            raise ResultsError(f"--topology {spec}: {getattr(err, 'strerror', None) or err}") \
+                from None
+        return (parse_scontrol_topology(text) if "SwitchName=" in text
+                else parse_topology_file(text))
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ResultsError(f"--topology slurm: cannot run scontrol: {err}") from None
+    except ParseError as err:
+        raise ResultsError(f"--topology {spec}: {err}") from None
+
+
+def cmd_attribute(args) -> int:
+    if len(args.sources) != 1:
+        raise ResultsError("attribute takes one source (--session, --tag, --report or "
+                           f"--perflog), got {len(args.sources)}")
+    src = args.sources[0]
+    check(src)
+    if args.json:
+        writable_file("--json", args.json)
+    topo = load_topology(args.topology) if args.topology else None
+    res = read(src, need_figures=False)  # a failed sanity check has none
+    cases = (cases_from_testcases(res.testcases) if res.testcases
+             else cases_from_records(res.records))
+    if not cases:
+        raise ResultsError(f"{src.option}: no test case that passed or failed in it")
+    if topo is not None:
+        where = topo.switch_of()
+        if not any(n in where for c in cases for n in c.nodes):
+            raise ResultsError(f"--topology {args.topology} places none of the run's nodes")
+    result = attribute(cases, topo)
+    if args.json:
+        _write_json(args.json, {"source": src.label, **result.to_dict()})
+    sys.stdout.write("\n".join(result.lines) + "\n")
+    return result.status
+
+
+def add_parser(sub, add_sources) -> None:
+    a = sub.add_parser(
+        "attribute", help="name what a run's failures share (node, switch, uplink)",
+        description=__doc__.split("\n\n")[0])
+    add_sources(a)
+    a.add_argument("--topology", metavar="FILE|slurm",
+                   help="which switch each node hangs from: a topology.conf, the output of "
+                        "`scontrol show topology`, our own file (SWITCH: NODES parent=SWITCH), "
+                        "or `slurm` to ask scontrol; switches and uplinks are then counted too")
+    a.add_argument("--json", metavar="PATH", help="also write the verdict and suspects as JSON")
+    a.set_defaults(func=cmd_attribute)
