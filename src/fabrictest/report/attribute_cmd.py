@@ -76,7 +76,7 @@ def add_parser(sub, add_sources) -> None:
     a = sub.add_parser(
         "attribute", help="name what a run's failures share (node, switch, uplink)",
         description=__doc__.split("\n\n")[0])
-    add_sources(a)
+    add_sources(a, "sources (the run to attribute; several are pooled, the last run of each case counts)")
     a.add_argument("--topology", metavar="FILE|slurm",
                    help="which switch each node hangs from: a topology.conf, the output of "
                         "`scontrol show topology`, our own file (SWITCH: NODES parent=SWITCH), "

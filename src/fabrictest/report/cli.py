@@ -55,8 +55,9 @@ class _Source(argparse.Action):
         ns.sources = [*(ns.sources or []), Source(kind, values)]
 
 
-def _add_sources(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("sources (the first is the base, the second the target)")
+def _add_sources(p: argparse.ArgumentParser,
+                 title: str = "sources (the first is the base, the second the target)") -> None:
+    g = p.add_argument_group(title)
     g.add_argument("--session", action=_Source, metavar="UUID|QUERY")
     g.add_argument("--tag", action=_Source, metavar="KEY=VALUE[,KEY=VALUE]")
     g.add_argument("--report", action=_Source, metavar="FILE|GLOB")
