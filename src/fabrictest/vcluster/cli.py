@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("hostfile", help="print the path of an Open MPI hostfile of all nodes")
 
     dg = sub.add_parser("degrade", help="shape one node's link to RATE (e.g. 50mbit) and/or "
-                        "drop --loss P % of its frames")
+                        "drop --loss P %% of its frames")
     dg.add_argument("node")
     dg.add_argument("rate", nargs="?")
     dg.add_argument("--loss", help="percent of the frames dropped at random (e.g. 1 or 0.5%%)")
