@@ -21,7 +21,10 @@ become performance figures per node, ``counters_<node>_<counter>`` (e.g.
 ``counters_<counter>``, against which every node's figure is then judged.
 
 One-host partitions (``mpirun-onehost``: ranks standing for nodes share one link) and
-single-node cases take no snapshots; ``-S counter_snapshots=false`` turns them off.
+single-node cases take no snapshots; ``-S counter_snapshots=false`` turns them off. The
+snapshots are kept in the test's output directory (``keep_files``): ``fabric-report counters``
+and ``fabric-report html`` put them together into each node's counters over the whole run
+(:mod:`fabrictest.health.run_counters`).
 """
 
 from __future__ import annotations
@@ -37,14 +40,15 @@ from fabric_placement import one_host
 from reframe.core.builtins import run_after, run_before, variable
 
 from fabrictest.health.counter_checks import Thresholds, Verdict, judge
+from fabrictest.health.counter_thresholds import load_thresholds, thresholds_path
+from fabrictest.health.run_counters import SNAPSHOT_DIR
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.counter_snapshot import difference, parse_snapshot
 
-COUNTERS_DIR = "counters"
 PHASES = ("before", "after")
 #: seconds a snapshot launch may take before it is killed (the test then says so)
 SNAPSHOT_TIMEOUT_S = 120
-THRESHOLDS_DIR = Path(__file__).resolve().parents[1] / "reference" / "counters"
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 FIGURE_PREFIX = "counters_"
 
 
@@ -54,17 +58,9 @@ def fabric_health() -> str:
     return str(cand) if cand.exists() else "fabric-health"
 
 
-def load_thresholds(system: str) -> tuple[Thresholds, str | None]:
+def system_thresholds(system: str) -> tuple[Thresholds, str | None]:
     """The system's thresholds and the problem with its file (None when fine or absent)."""
-    path = THRESHOLDS_DIR / f"{system}.yaml"
-    if not path.is_file():
-        return Thresholds(), None
-    import yaml
-
-    try:
-        return Thresholds.from_dict(yaml.safe_load(path.read_text())), None
-    except (OSError, yaml.YAMLError, ValueError) as err:
-        return Thresholds(), f"{path}: {err}"
+    return load_thresholds(thresholds_path(REFERENCE_DIR, system))
 
 
 class CounterChecks(rfm.RegressionTestPlugin):
@@ -99,7 +95,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
         return prefix
 
     def snapshot_cmd(self, launch: str, phase: str) -> str:
-        out = f"{COUNTERS_DIR}/{phase}"
+        out = f"{SNAPSHOT_DIR}/{phase}"
         return (f"timeout {SNAPSHOT_TIMEOUT_S} {launch} {fabric_health()} counters --out-dir "
                 f"{out} > {out}.log 2>&1 || echo \"fabrictest: counters {phase} the launch: "
                 f"exit status $?\" >> {out}.log")
@@ -113,7 +109,9 @@ class CounterChecks(rfm.RegressionTestPlugin):
         if not nodes:
             return
         launch = self.per_node_launch(nodes)
-        self.prerun_cmds = [*self.prerun_cmds, f"mkdir -p {COUNTERS_DIR}",
+        # kept in the output directory: the whole run's view (fabric-report counters) reads them
+        self.keep_files = [*self.keep_files, SNAPSHOT_DIR]
+        self.prerun_cmds = [*self.prerun_cmds, f"mkdir -p {SNAPSHOT_DIR}",
                             self.snapshot_cmd(launch, "before")]
         self.postrun_cmds = [*self.postrun_cmds, self.snapshot_cmd(launch, "after")]
 
@@ -128,7 +126,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
         snaps, unread = {}, []
         for phase in PHASES:
             snaps[phase] = {}
-            d = Path(self.stagedir) / COUNTERS_DIR / phase
+            d = Path(self.stagedir) / SNAPSHOT_DIR / phase
             for f in sorted(d.glob("*.json")) if d.is_dir() else []:
                 try:
                     s = parse_snapshot(f.read_text())
@@ -139,7 +137,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
         expected = self.expected_counter_nodes()
         diffs = [difference(snaps["before"][n], snaps["after"][n])
                  for n in nodes if n in snaps["before"] and n in snaps["after"]]
-        thresholds, problem = load_thresholds(self.current_system.name)
+        thresholds, problem = system_thresholds(self.current_system.name)
         verdict = judge(diffs, thresholds, expected or nodes)
         if problem:
             verdict.failures.insert(0, problem)
@@ -165,7 +163,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
     def snapshot_log_tail(self) -> str:
         lines = []
         for phase in PHASES:
-            path = Path(self.stagedir) / COUNTERS_DIR / f"{phase}.log"
+            path = Path(self.stagedir) / SNAPSHOT_DIR / f"{phase}.log"
             text = path.read_text(errors="replace").strip() if path.is_file() else ""
             if text:
                 lines.append(f"{phase}: {text.splitlines()[-1][:160]}")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from fabric_counters import COUNTERS_DIR, CounterChecks
+from fabric_counters import SNAPSHOT_DIR, CounterChecks
 
 from fabrictest.parsers.counter_snapshot import Counter, Snapshot
 
@@ -24,7 +24,7 @@ def _fake(stage: Path, nodes: int, nodelist=()):
 
 
 def _write(stage: Path, phase: str, node: str, carrier: int | None, **extra):
-    d = stage / COUNTERS_DIR / phase
+    d = stage / SNAPSHOT_DIR / phase
     d.mkdir(parents=True, exist_ok=True)
     snap = Snapshot(node, [Counter("netdev", "eth0", "-", "carrier_changes", carrier),
                            Counter("tcp", "tcp", "-", "RetransSegs", extra.get("retrans", 0))],
@@ -54,7 +54,7 @@ def test_a_node_without_counters_is_reported_not_passed(tmp_path):
     _write(tmp_path, "before", "node01", 17)
     _write(tmp_path, "after", "node01", 17)
     _write(tmp_path, "before", "node03", 17)
-    (tmp_path / COUNTERS_DIR / "after.log").write_text(
+    (tmp_path / SNAPSHOT_DIR / "after.log").write_text(
         "srun: error: node03: task 1: Exited with exit code 127\n")
     problems = _fake(tmp_path, 2, ["node01", "node03"]).counter_problems()
     assert problems == ["counters not read: node03: no counters before and after the test"]
@@ -63,7 +63,7 @@ def test_a_node_without_counters_is_reported_not_passed(tmp_path):
 def test_unknown_node_list_counts_the_files_and_quotes_the_log(tmp_path):
     _write(tmp_path, "before", "node01", 17)
     _write(tmp_path, "after", "node01", 17)
-    (tmp_path / COUNTERS_DIR / "before.log").write_text("fabric-health: command not found\n")
+    (tmp_path / SNAPSHOT_DIR / "before.log").write_text("fabric-health: command not found\n")
     (problem,) = _fake(tmp_path, 2).counter_problems()
     assert problem.startswith("counters not read: counters of 1 of 2 nodes")
     assert "fabric-health: command not found" in problem
@@ -72,7 +72,7 @@ def test_unknown_node_list_counts_the_files_and_quotes_the_log(tmp_path):
 def test_unreadable_counter_and_broken_file_are_said(tmp_path):
     _write(tmp_path, "before", "node01", None, unreadable=["netdev eth0 carrier_changes: EIO"])
     _write(tmp_path, "after", "node01", 17)
-    (tmp_path / COUNTERS_DIR / "after" / "node02.json").write_text('{"node": "node02", "cou')
+    (tmp_path / SNAPSHOT_DIR / "after" / "node02.json").write_text('{"node": "node02", "cou')
     _write(tmp_path, "before", "node02", 3)
     (problem,) = _fake(tmp_path, 2, ["node01", "node02"]).counter_problems()
     assert "node02.json after the test: counters snapshot: not JSON" in problem

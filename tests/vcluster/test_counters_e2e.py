@@ -6,7 +6,9 @@ node01-node02, two pairs over the four nodes), three times:
 2. node03's link flapping (`vcluster flap`) while they run: exactly the test with node03
    fails, naming node03, its eth0 and the number of downs (carrier_changes before -> after);
 3. 1 % loss on node03 (`vcluster degrade node03 --loss 1`): node03's retransmission figure
-   is far above the other nodes' and fails its reference; the pair without node03 passes.
+   is far above the other nodes' and fails its reference; the pair without node03 passes;
+4. node01's link flapping once *between* two runs: both pass, and `fabric-report counters`
+   over the two run reports names node01 and the gap between the tests.
 
 Takes the vcluster lock the other vcluster tests take; skipped with the reason where the
 vcluster cannot run (as test_e2e.py).
@@ -19,7 +21,7 @@ import subprocess
 import sys
 
 import pytest
-from vcluster.test_e2e import Suite, summary
+from vcluster.test_e2e import ROOT, Suite, summary
 from vcluster_session import held_cluster, vcluster
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
@@ -96,3 +98,32 @@ def test_loss_on_node03_shows_in_its_retransmissions(cluster):
     assert one["result"] == "pass", summary(res)
     assert many["result"] == "fail" and "counters_RetransSegs" in (many["fail_reason"] or ""), (
         summary(res))
+
+
+def test_a_flap_between_runs_shows_only_in_the_whole_run(cluster):
+    """node01's link goes down and up between two runs of the one-pair test: both runs pass
+    (each test's own span is clean), and `fabric-report counters` over the two run reports
+    names node01 and the gap; over the first run alone it is healthy."""
+    first = cluster.run("counters-between-1", [ONE])
+    vcluster(cluster.state, "flap", "node01", "--times", "1")
+    second = cluster.run("counters-between-2", [ONE])
+    for res in (first, second):
+        assert [tc["result"] for n, tc in res["cases"].items() if "TxRx" in n] == ["pass"], (
+            summary(res))
+
+    def counters(*names):
+        argv = [a for n in names for a in ("--report", str(cluster.workdir / f"{n}.json"))]
+        return subprocess.run([sys.executable, "-m", "fabrictest.report.cli", "counters", *argv,
+                               "--reference-dir", str(ROOT / "reference")],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    alone = counters("counters-between-1")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert "NODE vcluster:node01: 1 tests" in alone.stdout
+    both = counters("counters-between-1", "counters-between-2")
+    assert both.returncode == 1, both.stdout + both.stderr
+    assert re.search(r"FAIL vcluster:node01 eth0: link went down 1 time during no test "
+                     r"\(between TxRxTest.* and TxRxTest.*\) \(carrier_changes \d+ -> \d+\)",
+                     both.stdout), both.stdout
+    assert "NODE vcluster:node01: 2 tests" in both.stdout
+    assert "FAIL vcluster:node02" not in both.stdout

@@ -59,6 +59,12 @@ class Thresholds:
     def limit(self, name: str) -> int:
         return self.errors.get(name, self.errors_default)
 
+    def times(self, spans: int) -> Thresholds:
+        """The allowance of ``spans`` tests together (a whole run): each limit times ``spans``."""
+        return Thresholds(self.errors_default * spans,
+                          {k: v * spans for k, v in self.errors.items()}, self.ignore,
+                          self.provenance)
+
 
 @dataclass
 class Verdict:
@@ -80,15 +86,15 @@ def downs(name: str, before: int, after: int) -> int:
 
 
 def judge(diffs: list[Difference], thresholds: Thresholds | None = None,
-          expected_nodes: list[str] | None = None) -> Verdict:
+          expected_nodes: list[str] | None = None, during: str = "the test") -> Verdict:
     """The verdict on every node's :class:`Difference`; a node of ``expected_nodes`` without
-    one is unread."""
+    one is unread. ``during`` names the span in the messages (``the test``, ``the run``)."""
     thresholds = thresholds or Thresholds()
     out = Verdict()
     seen = {d.node for d in diffs}
     for node in expected_nodes or []:
         if node not in seen:
-            out.unread.append(f"{node}: no counters before and after the test")
+            out.unread.append(f"{node}: no counters before and after {during}")
     for d in diffs:
         out.unread += d.unknown
         figures = out.figures.setdefault(d.node, {})
@@ -101,9 +107,9 @@ def judge(diffs: list[Difference], thresholds: Thresholds | None = None,
                 n = downs(name, ch.before, ch.after)
                 if n > 0:
                     out.failures.append(f"{where}: link went down {n} time{'s' * (n != 1)} "
-                                        f"during the test ({name} {ch.before} -> {ch.after})")
+                                        f"during {during} ({name} {ch.before} -> {ch.after})")
             elif kind == ERROR and ch.increase > thresholds.limit(name):
-                out.failures.append(f"{where}: {name} rose by {ch.increase} during the test "
+                out.failures.append(f"{where}: {name} rose by {ch.increase} during {during} "
                                     f"({ch.before} -> {ch.after}; threshold "
                                     f"{thresholds.limit(name)})")
             elif kind == CONGESTION:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from fabrictest.parsers import ParseError
@@ -189,6 +190,7 @@ def cxi_counters(unreadable: list[str]) -> list[Counter]:
 def gather_counters(node: str, sys_root: Path = Path("/sys"), proc_root: Path = Path("/proc"),
                     netdevs: list[str] | None = None, commands: bool = True) -> Snapshot:
     """This node's snapshot; ``commands`` False reads files only (no ethtool, no cxi_stat)."""
+    started = time.time()
     unreadable: list[str] = []
     counters = rdma_counters(sys_root, unreadable)
     netdev = netdev_counters(sys_root, netdevs, unreadable, proc_root)
@@ -197,4 +199,4 @@ def gather_counters(node: str, sys_root: Path = Path("/sys"), proc_root: Path = 
         counters += ethtool_counters(sorted({c.device for c in netdev}), unreadable)
         counters += cxi_counters(unreadable)
     counters += tcp_counters(proc_root, unreadable)
-    return Snapshot(node, counters, unreadable)
+    return Snapshot(node, counters, unreadable, taken=round(started, 3))

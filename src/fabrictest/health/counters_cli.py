@@ -36,6 +36,7 @@ from fabrictest.parsers.counter_snapshot import Snapshot, difference, parse_snap
 
 from .counter_checks import Thresholds, judge
 from .counter_gather import gather_counters
+from .counter_thresholds import load_thresholds as load_thresholds_file
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREAD, EXIT_USAGE = 0, 1, 3, 64
 
@@ -85,14 +86,15 @@ def read_snapshots(path: Path) -> dict[str, Snapshot]:
 
 
 def load_thresholds(path: Path | None) -> Thresholds:
+    """``--thresholds``: a file the user names must exist and be valid (ParseError)."""
     if path is None:
         return Thresholds()
-    import yaml
-
-    try:
-        return Thresholds.from_dict(yaml.safe_load(path.read_text()))
-    except (OSError, yaml.YAMLError, ValueError) as err:
-        raise ParseError(f"{path}: {err}") from None
+    if not path.is_file():
+        raise ParseError(f"{path}: no such file")
+    thresholds, problem = load_thresholds_file(path)
+    if problem:
+        raise ParseError(problem)
+    return thresholds
 
 
 def run_diff(args) -> int:

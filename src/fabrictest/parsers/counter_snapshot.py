@@ -6,10 +6,12 @@ A snapshot is a JSON object::
     {"node": "node03", "format": "fabrictest-counters/1",
      "counters": [{"source": "netdev", "device": "eth0", "port": "-",
                    "name": "carrier_changes", "value": 14}, ...],
-     "unreadable": ["netdev eth0 statistics/rx_errors: Permission denied", ...]}
+     "unreadable": ["netdev eth0 statistics/rx_errors: Permission denied", ...],
+     "taken": 1764161234.5}
 
 ``value`` is null for a counter that could not be read (never 0), and ``unreadable`` says what
-could not be read and why. :func:`difference` pairs two snapshots of one node and returns one
+could not be read and why; ``taken`` (optional: older snapshots lack it) is when it was read,
+in seconds since the epoch, which orders a node's snapshots over a whole run. :func:`difference` pairs two snapshots of one node and returns one
 :class:`Change` per counter kept in both, plus what cannot be compared (read before but not
 after, or unreadable in either).
 """
@@ -17,6 +19,7 @@ after, or unreadable in either).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 
 from ._util import require_text
@@ -56,10 +59,14 @@ class Snapshot:
     node: str
     counters: list[Counter] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    taken: float | None = None
 
     def as_dict(self) -> dict:
-        return {"node": self.node, "format": FORMAT,
-                "counters": [asdict(c) for c in self.counters], "unreadable": self.unreadable}
+        doc = {"node": self.node, "format": FORMAT,
+               "counters": [asdict(c) for c in self.counters], "unreadable": self.unreadable}
+        if self.taken is not None:
+            doc["taken"] = self.taken
+        return doc
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.as_dict(), indent=indent)
@@ -78,7 +85,8 @@ def snapshot_from_dict(doc) -> Snapshot:
     try:
         counters = [Counter(str(c["source"]), str(c["device"]), str(c["port"]), str(c["name"]),
                             _value(c["value"])) for c in doc["counters"]]
-        return Snapshot(str(doc["node"]), counters, [str(u) for u in doc.get("unreadable", [])])
+        return Snapshot(str(doc["node"]), counters, [str(u) for u in doc.get("unreadable", [])],
+                        _taken(doc.get("taken")))
     except (KeyError, TypeError) as err:
         raise ParseError(f"counters snapshot: malformed ({err})") from None
 
@@ -89,6 +97,15 @@ def _value(value) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError(f"value {value!r} is not a non-negative integer")
     return value
+
+
+def _taken(value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value >= 0):
+        raise TypeError(f"taken {value!r} is not a time in seconds since the epoch")
+    return float(value)
 
 
 def parse_snapshot(text: str) -> Snapshot:

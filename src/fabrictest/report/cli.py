@@ -7,6 +7,7 @@
     fabric-report html --tag stack=pre-upgrade --tag stack=post-upgrade -o report/
     fabric-report history --system vcluster --since 30d   (change points over the sessions)
     fabric-report attribute --report FILE [--topology FILE|slurm]   (what the failures share)
+    fabric-report counters --report FILE   (every node's counters over the whole run)
 
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
@@ -38,6 +39,8 @@ from .compare import (
 )
 from .history_cmd import add_parser as add_history
 from .results import ResultsError, ResultSet, mixed_checkouts
+from .run_counters_cmd import add_parser as add_counters
+from .run_counters_cmd import html_section as run_counters_section
 from .sources import Source, check, read, writable_dir, writable_file
 from .sources import write_json as _write_json
 
@@ -233,6 +236,7 @@ def cmd_html(args) -> int:
         embed=args.embed,
         ratios=ratios,
         history=_history_section(args, records, outdir),
+        run_counters=run_counters_section(target) if target else "",
     )
     index = outdir / "index.html"
     try:
@@ -323,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.set_defaults(func=cmd_calibrate)
     add_history(sub, tolerance)
     add_attribute(sub, _add_sources)
+    add_counters(sub, _add_sources)
     return ap
 
 

@@ -245,6 +245,7 @@ def page(
     embed: bool = False,
     ratios: tuple[list[RatioRow], list[dict], bool] | None = None,
     history: tuple[str, str] | None = None,
+    run_counters: str = "",
 ) -> str:
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     body = [f"<h1>{_e(title)}</h1>",
@@ -263,6 +264,7 @@ def page(
     else:
         body.append('<p class="note">No figure with a reference in these results.</p>')
     body.append(counter_section(records))
+    body.append(run_counters)  # fabric-report counters' view: every node over the whole run
     body.append("<h2>Congestion impact factors</h2>")
     body.append(impact_section(records))
     body.append("<h2>Bandwidth and latency against message size</h2>")

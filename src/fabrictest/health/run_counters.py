@@ -1,0 +1,105 @@
+"""The counters of a whole suite run, node by node (pure: snapshots in, verdicts out).
+
+Every multi-node test snapshots the counters of each of its nodes before and after its launch
+(``reframe_tests/fabric_counters.py``). Over a run, a node's first snapshot is taken before any
+test touched it and its last after the last test that did, so together they are the node's
+snapshot before and after the whole run; the snapshots in between show what happened while
+*no* test ran on it (the gap from one test's ``after`` to the next test's ``before``): a link
+that went down then fails no test, and only this view shows it.
+
+Per node :func:`whole_run` gives:
+
+* the whole run's difference (first ``before`` to last ``after``): every counter that changed,
+  judged with the system's thresholds allowed once per span (each test and each gap);
+* the gaps' verdicts: a link that went down, or an error over its threshold, between two tests,
+  naming both;
+* what could not be compared (a test with a node's ``before`` but not its ``after``, snapshots
+  without a time and two tests on the node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fabrictest.parsers.counter_snapshot import Change, Snapshot, difference
+
+from .counter_checks import Thresholds, Verdict, judge
+
+#: where a test keeps its snapshots, in its stage and output directories:
+#: ``counters/{before,after}/<node>.json``
+SNAPSHOT_DIR = "counters"
+
+
+@dataclass(frozen=True)
+class CaseSnapshots:
+    """One test's snapshots: node -> snapshot, before and after its launch; ``when`` orders
+    tests whose snapshots carry no time (the job's completion time)."""
+
+    test: str
+    before: dict[str, Snapshot]
+    after: dict[str, Snapshot]
+    when: float = 0.0
+
+
+@dataclass
+class NodeRun:
+    """One node over the run: the tests that snapshotted it (in order), the whole run's changes
+    and verdict, and the failures between tests."""
+
+    node: str
+    tests: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    verdict: Verdict = field(default_factory=Verdict)
+    between: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[str]:
+        return self.verdict.failures + self.between
+
+    @property
+    def unread(self) -> list[str]:
+        return self.verdict.unread
+
+
+def _start(t: CaseSnapshots, node: str) -> float:
+    taken = t.before[node].taken
+    return t.when if taken is None else taken
+
+
+def whole_run(tests: list[CaseSnapshots], thresholds: Thresholds | None = None) -> list[NodeRun]:
+    """Every node that a test snapshotted before and after, sorted by name."""
+    thresholds = thresholds or Thresholds()
+    spans: dict[str, list[CaseSnapshots]] = {}
+    half: dict[str, list[str]] = {}
+    for t in tests:
+        for node in sorted(set(t.before) | set(t.after)):
+            if node in t.before and node in t.after:
+                spans.setdefault(node, []).append(t)
+            else:
+                which = "after" if node in t.before else "before"
+                half.setdefault(node, []).append(f"{node}: {t.test} has no snapshot {which} "
+                                                 "its launch")
+    out = []
+    for node in sorted(set(spans) | set(half)):
+        seq = sorted(spans.get(node, []), key=lambda t: _start(t, node))
+        run = NodeRun(node, [t.test for t in seq])
+        run.verdict.unread += half.get(node, [])
+        untimed = [t.test for t in seq if t.before[node].taken is None]
+        if untimed and len(seq) > 1:
+            run.verdict.unread.append(f"{node}: snapshots without a time ({', '.join(untimed)}): "
+                                      "the order of its tests is their completion time")
+        if seq:
+            diff = difference(seq[0].before[node], seq[-1].after[node])
+            allowance = thresholds.times(2 * len(seq) - 1)
+            verdict = judge([diff], allowance, during="the run")
+            verdict.unread = run.verdict.unread + verdict.unread
+            run.verdict, run.changes = verdict, [c for c in diff.changes if c.increase]
+        for prev, nxt in zip(seq, seq[1:], strict=False):
+            gap = difference(prev.after[node], nxt.before[node])
+            between = judge([gap], thresholds, during=f"no test (between {prev.test} and "
+                                                      f"{nxt.test})")
+            run.between += between.failures
+            run.verdict.unread += [f"{u} (between {prev.test} and {nxt.test})"
+                                   for u in between.unread]
+        out.append(run)
+    return out
