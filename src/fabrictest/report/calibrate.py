@@ -17,7 +17,14 @@ seen in K >= 3 sessions of one system:
   from some sessions, sessions measured with different shaping variables, a median of 0, or
   a spread too wide for a bound that can fail (beyond `max_bound`; a lower bound of -100%).
 
-Per-item figures judged against a headline's reference (`reference_aliases`) and
+Counter figures (unit `count`: retransmissions, CNPs, pause frames per node, judged against
+their headline `counters_<counter>` through `reference_aliases`) are near 0 on a healthy
+fabric, where a median and a relative spread mean nothing. They are calibrated by their own
+rule: every node's figure of every session is pooled under the headline; reference = the worst
+(largest) of them, at least `COUNT_MIN`; upper bound `+COUNT_MARGIN` (a count 4 times the worst
+healthy one fails); no lower bound.
+
+Other per-item figures judged against a headline's reference (`reference_aliases`) and
 informational ones (`informational_perf_vars`) are not calibrated. Pure: no files.
 """
 
@@ -38,6 +45,11 @@ FACTOR = 3.0
 #: the tightest bound: a quiet fabric is judged at 3 %, a noisy figure by its noise
 FLOOR = 0.03
 MAX_BOUND = 0.5
+#: counts (unit `count`): the reference is the worst healthy count, at least COUNT_MIN, and a
+#: count past (1 + COUNT_MARGIN) times it fails
+COUNT_UNIT = "count"
+COUNT_MIN = 5
+COUNT_MARGIN = 3.0
 _OK_PHASES = (None, "performance")  # a value from a test that failed only its reference
 
 
@@ -84,7 +96,8 @@ class Entry:
         hi = "-" if self.upper is None else f"{100 * self.upper:+.1f}%"
         sig = "?" if self.spread.sigma is None else f"±{100 * self.spread.sigma:.1f}%"
         by = f", set by {self.set_by}" if self.set_by else ""
-        return (f"median {self.ref:.4g} {self.unit}, bounds {lo} {hi}{by}, {self.spread.n} "
+        what = "worst" if self.unit == COUNT_UNIT else "median"
+        return (f"{what} {self.ref:.4g} {self.unit}, bounds {lo} {hi}{by}, {self.spread.n} "
                 f"sessions, spread {sig}, range {self.spread.low:.4g}-{self.spread.high:.4g}")
 
 
@@ -154,11 +167,24 @@ def bound_and_reason(values: Sequence[float], direction: str | None, factor: flo
     return ref, lower, upper, sp, by
 
 
-def _skipped(r: PerfRecord) -> bool:
-    """Figures judged against another figure's reference, or informational."""
+def _headline(r: PerfRecord) -> str | None:
+    """The pvar a record is calibrated under: its own; a count's headline (pooled over the
+    nodes); None for other per-item figures and informational ones."""
     aliases = r.variables.get("reference_aliases") or {}
+    for pattern, headline in aliases.items():
+        if re.fullmatch(pattern, r.pvar):
+            return headline if r.unit == COUNT_UNIT else None
     informational = r.variables.get("informational_perf_vars") or []
-    return any(re.fullmatch(p, r.pvar) for p in [*aliases, *informational])
+    return None if any(re.fullmatch(p, r.pvar) for p in informational) else r.pvar
+
+
+def count_bound(per_session: Sequence[float]) -> tuple[float, float, str]:
+    """(reference, upper bound, what set it) of a count from each session's worst node."""
+    worst = max(per_session)
+    ref = float(max(math.ceil(worst), COUNT_MIN))
+    by = (f"the worst healthy count ({worst:g}; at least {COUNT_MIN}) x "
+          f"{1 + COUNT_MARGIN:g}")
+    return ref, COUNT_MARGIN, by
 
 
 def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], Sequence[str]],
@@ -168,7 +194,8 @@ def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], 
     figures: dict[tuple, Figure] = {}
     refused: dict[str, str] = {}
     for r in records:
-        if r.value is None or r.variables.get("fail_phase") not in _OK_PHASES or _skipped(r):
+        pvar = _headline(r)
+        if r.value is None or r.variables.get("fail_phase") not in _OK_PHASES or pvar is None:
             continue
         if r.base in refused:
             continue
@@ -190,8 +217,8 @@ def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], 
             else:
                 keys.append(r.variables[name])
         else:
-            k = (r.base, tuple(keys), r.pvar)
-            fig = figures.setdefault(k, Figure(r.base, tuple(keys), r.pvar, r.unit))
+            k = (r.base, tuple(keys), pvar)
+            fig = figures.setdefault(k, Figure(r.base, tuple(keys), pvar, r.unit))
             fig.values.setdefault(r.session, []).append(r.value)
             fig.tests.add(r.test)
             for name, value in refformat.measured_with(r.variables, index).items():
@@ -221,10 +248,18 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
             what = "; ".join(f"{k} {', '.join(v)}" for k, v in varied.items())
             refused.append(f"{fig.name}: the sessions measured it differently ({what})")
             continue
-        per_session = [stats.spread(fig.values[s]).median for s in sessions]
+        counts = fig.unit == COUNT_UNIT
+        per_session = [max(fig.values[s]) if counts else stats.spread(fig.values[s]).median
+                       for s in sessions]
         if len(per_session) < stats.MIN_SESSIONS:
             refused.append(f"{fig.name}: {len(per_session)} sessions, "
                            f"{stats.MIN_SESSIONS} needed")
+            continue
+        shaping = {k: next(iter(v)) for k, v in fig.shaping.items() if k != "unit"}
+        if counts:
+            ref, upper, set_by = count_bound(per_session)
+            entries.append(Entry(fig.cls, fig.keys, fig.pvar, ref, None, upper, fig.unit,
+                                 stats.spread(per_session), shaping, sorted(fig.tests), set_by))
             continue
         direction = better(fig.unit, fig.pvar)
         median = stats.spread(per_session).median
@@ -243,7 +278,6 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
                 f"(more than --max-bound {100 * max_bound:g}%"
                 + (", and a lower bound of -100% cannot fail)" if bound >= 1 else ")"))
             continue
-        shaping = {k: next(iter(v)) for k, v in fig.shaping.items() if k != "unit"}
         entries.append(Entry(fig.cls, fig.keys, fig.pvar, ref, lower, upper, fig.unit, sp,
                              shaping, sorted(fig.tests), set_by))
     return Calibration(system, sessions, entries, refused)
