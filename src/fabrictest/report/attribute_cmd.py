@@ -9,42 +9,22 @@ failures share nothing"), 2 when there is nothing to read or an option makes no 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
-from ..parsers.errors import ParseError
-from ..parsers.topology import Topology, parse_scontrol_topology, parse_topology_file
+from ..parsers.topology import Topology
+from ..topology_source import TopologyError, read_topology
 from .attribute import attribute, cases_from_records, cases_from_testcases
 from .results import ResultsError
 from .sources import check, read, writable_file
 from .sources import write_json as _write_json
 
-SCONTROL_TIMEOUT = 60.0
-
 
 def load_topology(spec: str) -> Topology:
-    """A topology.conf, `scontrol show topology` output, our own file, or `slurm` (ask
-    scontrol); ResultsError (one line) when it cannot be read."""
+    """``--topology``: ResultsError (one line) when it cannot be read."""
     try:
-        if spec == "slurm":
-            proc = subprocess.run(["scontrol", "show", "topology"], capture_output=True,
-                                  text=True, timeout=SCONTROL_TIMEOUT)
-            if proc.returncode != 0:
-                raise ResultsError("--topology slurm: scontrol show topology failed: "
-                                   + " ".join((proc.stderr or proc.stdout).split())[:200])
-            return parse_scontrol_topology(proc.stdout)
-        try:
-            with open(spec, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as err:
-            raise ResultsError(f"--topology {spec}: {getattr(err, 'strerror', None) or err}") \
-                from None
-        return (parse_scontrol_topology(text) if "SwitchName=" in text
-                else parse_topology_file(text))
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise ResultsError(f"--topology slurm: cannot run scontrol: {err}") from None
-    except ParseError as err:
-        raise ResultsError(f"--topology {spec}: {err}") from None
+        return read_topology(spec)
+    except TopologyError as err:
+        raise ResultsError(str(err)) from None
 
 
 def cmd_attribute(args) -> int:

@@ -17,11 +17,11 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from ..topology_source import SCONTROL_TIMEOUT
 from .options import UsageError, parse_number
 
 DEFAULT_MAX_FRACTION = 0.25
 REASON_LIMIT = 240  # Slurm keeps the reason as one line; the JSON has the whole evidence
-SCONTROL_TIMEOUT = 60.0
 
 
 @dataclass

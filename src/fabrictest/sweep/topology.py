@@ -263,7 +263,6 @@ def report_lines(reports: list[UplinkReport]) -> list[str]:
 
 
 # --- options of fabric-sweep ------------------------------------------------------------
-SCONTROL_TIMEOUT = 60.0
 
 
 def add_options(ap) -> None:
@@ -280,10 +279,7 @@ def add_options(ap) -> None:
 def load(args, names: list[str]):
     """(the topology or None, {switch: factor} of the simulation); UsageError when the
     options cannot apply, before any run."""
-    import subprocess
-
-    from ..parsers.errors import ParseError
-    from ..parsers.topology import parse_scontrol_topology, parse_topology_file
+    from ..topology_source import TopologyError, read_topology
     from .options import UsageError
 
     if args.sim_slow_uplink and not args.topology:
@@ -293,25 +289,9 @@ def load(args, names: list[str]):
     if not args.topology:
         return None, {}
     try:
-        if args.topology == "slurm":
-            proc = subprocess.run(["scontrol", "show", "topology"], capture_output=True,
-                                  text=True, timeout=SCONTROL_TIMEOUT)
-            if proc.returncode != 0:
-                raise UsageError("--topology slurm: scontrol show topology failed: "
-                                 + " ".join((proc.stderr or proc.stdout).split())[:200])
-            topo = parse_scontrol_topology(proc.stdout)
-        else:
-            try:
-                with open(args.topology, encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError as err:
-                raise UsageError(f"--topology {args.topology}: {err.strerror or err}") from None
-            topo = (parse_scontrol_topology(text) if "SwitchName=" in text
-                    else parse_topology_file(text))
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise UsageError(f"--topology slurm: cannot run scontrol: {err}") from None
-    except ParseError as err:
-        raise UsageError(f"--topology {args.topology}: {err}") from None
+        topo = read_topology(args.topology)
+    except TopologyError as err:
+        raise UsageError(str(err)) from None
     where = topo.switch_of()
     if not any(n in where for n in names):
         raise UsageError(f"--topology {args.topology} places none of the swept nodes")
