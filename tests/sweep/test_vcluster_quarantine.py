@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from vcluster_session import env_of, held_cluster
+from vcluster_session import env_of, held_cluster, vcluster
 
 from fabrictest.parsers.topology import parse_scontrol_topology
 
@@ -30,14 +30,6 @@ pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
 NODES = ["node01", "node02", "node03", "node04"]
-
-
-def _vcluster(state: Path, *args, timeout=300, check=True):
-    cmd = [str(BIN / "vcluster"), "--state-dir", str(state), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +59,7 @@ def sweep_and_drain(env: dict, tmp_path: Path, name: str,
 def drained(env: dict) -> dict[str, str]:
     """Node -> its Slurm reason, for the nodes in a DRAIN state."""
     out = subprocess.run(["scontrol", "-o", "show", "node"], capture_output=True, text=True,
-                         env=env, timeout=60, check=True).stdout
+                         env=env, timeout=60).stdout
     found = {}
     for line in out.splitlines():
         name = re.search(r"NodeName=(\S+)", line)
@@ -86,12 +78,12 @@ def resume(env: dict, nodes) -> None:
 
 def test_node_at_0_65_is_named_and_drained_alone(cluster, tmp_path):
     state, env = cluster
-    _vcluster(state, "degrade", "node03", "130mbit")
+    vcluster(state, "degrade", "node03", "130mbit")
     try:
         rc, out, data = sweep_and_drain(env, tmp_path, "degraded")
         now = drained(env)  # before `vcluster restore`, which resumes the node in Slurm
     finally:
-        _vcluster(state, "restore", "node03")
+        vcluster(state, "restore", "node03")
     try:
         lines = out.split("\nverdict:\n", 1)[1].splitlines()
         assert lines[0].startswith("suspect: node03 send "), out
@@ -125,22 +117,22 @@ def test_healthy_sweep_drains_nothing(cluster, tmp_path):
 def test_switches_are_slurms_tree(cluster):
     state, env = cluster
     out = subprocess.run(["scontrol", "show", "topology"], capture_output=True, text=True,
-                         env=env, timeout=60, check=True).stdout
+                         env=env, timeout=60).stdout
     topo = parse_scontrol_topology(out)
     assert topo.switch_of() == {"node01": "sw1", "node02": "sw1", "node03": "sw2",
                                 "node04": "sw2"}
-    status = _vcluster(state, "status").stdout
+    status = vcluster(state, "status").stdout
     assert "switch sw1: node01,node02; uplink to top unshaped" in status
 
 
 def test_degraded_uplink_is_named_as_the_uplink(cluster, tmp_path):
     state, env = cluster
-    _vcluster(state, "degrade-uplink", "sw1", "50mbit")
+    vcluster(state, "degrade-uplink", "sw1", "50mbit")
     try:
-        assert "uplink to top 50Mbit  <- degraded" in _vcluster(state, "status").stdout
+        assert "uplink to top 50Mbit  <- degraded" in vcluster(state, "status").stdout
         rc, out, data = sweep_and_drain(env, tmp_path, "uplink", ("--topology", "slurm"))
     finally:
-        _vcluster(state, "degrade-uplink", "sw1", "none")
+        vcluster(state, "degrade-uplink", "sw1", "none")
     lines = out.split("\nverdict:\n", 1)[1].splitlines()
     assert len(lines) == 1 and lines[0].startswith("suspect: uplink sw1<->sw2: "), out
     assert lines[0].endswith("; runs inside sw1 and sw2 healthy")
@@ -150,11 +142,11 @@ def test_degraded_uplink_is_named_as_the_uplink(cluster, tmp_path):
 
 def test_with_the_topology_a_degraded_node_is_still_the_node(cluster, tmp_path):
     state, env = cluster
-    _vcluster(state, "degrade", "node03", "100mbit")
+    vcluster(state, "degrade", "node03", "100mbit")
     try:
         rc, out, data = sweep_and_drain(env, tmp_path, "node", ("--topology", "slurm"))
     finally:
-        _vcluster(state, "restore", "node03")
+        vcluster(state, "restore", "node03")
     lines = out.split("\nverdict:\n", 1)[1].splitlines()
     assert len(lines) == 1 and lines[0].startswith("suspect: node03 send "), out
     assert rc == 1 and not any(u["suspect"] for u in data["uplinks"])

@@ -23,21 +23,13 @@ import time
 from pathlib import Path
 
 import pytest
-from vcluster_session import env_of, held_cluster
+from vcluster_session import env_of, held_cluster, vcluster
 
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
 NODES = 4
 PAIR_TIMEOUT = 40
-
-
-def _vcluster(state: Path, *args, timeout=300, check=False):
-    cmd = [str(BIN / "vcluster"), "--state-dir", str(state), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +82,11 @@ def test_healthy_cluster_has_no_suspects(cluster, tmp_path):
 
 def test_degraded_link_names_that_node_only(cluster, tmp_path):
     state, env = cluster
-    _vcluster(state, "degrade", "node03", "50mbit", check=True)
+    vcluster(state, "degrade", "node03", "50mbit")
     try:
         rc, out, data, _s = sweep(state, env, tmp_path, "degraded")
     finally:
-        _vcluster(state, "restore", "node03", check=True)
+        vcluster(state, "restore", "node03")
     lines = verdict_lines(out)
     assert len(lines) == 1 and lines[0].startswith("suspect: node03 send "), out
     assert ", receive " in lines[0]
@@ -106,7 +98,7 @@ def test_degraded_link_names_that_node_only(cluster, tmp_path):
 
 
 def _has_direction_option(state: Path) -> bool:
-    proc = _vcluster(state, "degrade", "--help", timeout=60)
+    proc = vcluster(state, "degrade", "--help", timeout=60, check=False)
     return "--direction" in proc.stdout + proc.stderr
 
 
@@ -120,11 +112,11 @@ def test_one_direction_degraded_is_named_with_its_direction(cluster, tmp_path, d
     if not _has_direction_option(state):
         pytest.skip("vcluster degrade has no --direction option yet: it comes with the "
                     "vcluster branch (this test is ready for it)")
-    _vcluster(state, "degrade", "node03", "50mbit", "--direction", direction, check=True)
+    vcluster(state, "degrade", "node03", "50mbit", "--direction", direction)
     try:
         rc, out, data, _s = sweep(state, env, tmp_path, f"degraded-{direction}")
     finally:
-        _vcluster(state, "restore", "node03", check=True)
+        vcluster(state, "restore", "node03")
     lines = verdict_lines(out)
     gerund = "sending" if named == "send" else "receiving"
     assert len(lines) == 1 and lines[0].startswith(f"suspect: node03 {named} 0.0"), out
@@ -144,7 +136,7 @@ def test_link_down_is_reported_unreachable_not_hung(cluster, tmp_path):
     try:
         rc, out, data, secs = sweep(state, env, tmp_path, "down", first=down)
     finally:
-        _vcluster(state, "restore", "node02", check=True)
+        vcluster(state, "restore", "node02")
     lines = verdict_lines(out)
     assert len(lines) == 1 and lines[0].startswith("suspect: node02 unreachable ("), out
     assert rc == 1
@@ -179,11 +171,11 @@ def test_reframe_sweep_sessions_compared_flag_the_degraded_node(cluster, tmp_pat
         return proc
 
     run("pre-upgrade")
-    _vcluster(state, "degrade", "node03", "50mbit", check=True)
+    vcluster(state, "degrade", "node03", "50mbit")
     try:
         run("post-upgrade", "-S", "SweepTest.fail_on_suspect=false")
     finally:
-        _vcluster(state, "restore", "node03", check=True)
+        vcluster(state, "restore", "node03")
     cmp = subprocess.run(
         [str(BIN / "fabric-report"), "compare", "--tag", "stack=pre-upgrade", "--tag",
          "stack=post-upgrade", "--json", str(tmp_path / "cmp.json")],
