@@ -100,6 +100,12 @@ def test_an_unreadable_snapshot_is_exit_3(tmp_path, refdir, capsys):
     assert "node02.json: counters snapshot: not JSON" in out
 
 
+def test_a_missing_thresholds_file_is_noted(tmp_path, capsys):
+    rep = report_file(tmp_path, write_case(tmp_path, "A", 100, {"node01": (4, 4)}))
+    rc, _, err = run(capsys, "--report", str(rep), "--reference-dir", str(tmp_path / "none"))
+    assert rc == 0 and "counters/vcluster.yaml: every error counter increase fails" in err
+
+
 def test_a_bad_thresholds_file_is_said_and_every_error_counts(tmp_path, capsys):
     bad = tmp_path / "bad"
     (bad / "counters").mkdir(parents=True)

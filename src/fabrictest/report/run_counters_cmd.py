@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import os
+import sys
 from pathlib import Path
 
 from fabrictest.health.counter_checks import Thresholds
@@ -83,10 +84,13 @@ def node_runs(res: ResultSet, ref_option: str | None) -> tuple[list[tuple[str, N
     by_system, problems = snapshots_of(res.testcases)
     out = []
     for system, tests in sorted(by_system.items()):
-        thresholds, problem = load_thresholds(thresholds_path(reference_dir(ref_option), system))
+        path = thresholds_path(reference_dir(ref_option), system)
+        thresholds, problem = load_thresholds(path)
         if problem:
             problems.append(problem)
             thresholds = Thresholds()
+        elif not path.is_file():
+            print(f"note: no {path}: every error counter increase fails", file=sys.stderr)
         out += [(system, run) for run in whole_run(tests, thresholds)]
     return out, problems
 
