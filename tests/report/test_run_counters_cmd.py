@@ -63,7 +63,7 @@ def test_healthy_run_lists_every_node(tmp_path, refdir, capsys):
     rc, out, _ = run(capsys, "--report", str(rep), "--reference-dir", str(refdir))
     assert rc == 0, out
     assert "NODE vcluster:node01: 2 tests; tcp RetransSegs +6" in out
-    assert "NODE vcluster:node02: 1 tests; tcp RetransSegs +3" in out
+    assert "NODE vcluster:node02: 1 test; tcp RetransSegs +3" in out
     assert out.rstrip().endswith("2 nodes: 0 failures, 0 unreadable")
 
 

@@ -119,7 +119,7 @@ def test_a_flap_between_runs_shows_only_in_the_whole_run(cluster):
 
     alone = counters("counters-between-1")
     assert alone.returncode == 0, alone.stdout + alone.stderr
-    assert "NODE vcluster:node01: 1 tests" in alone.stdout
+    assert "NODE vcluster:node01: 1 test" in alone.stdout
     both = counters("counters-between-1", "counters-between-2")
     assert both.returncode == 1, both.stdout + both.stderr
     assert re.search(r"FAIL vcluster:node01 eth0: link went down 1 time during no test "

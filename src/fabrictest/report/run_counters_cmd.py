@@ -100,7 +100,8 @@ def lines(runs: list[tuple[str, NodeRun]], problems: list[str]) -> list[str]:
     for system, run in runs:
         changed = ", ".join(f"{c.counter.place} {c.counter.name} +{c.increase}"
                             for c in run.changes) or "no counter changed"
-        out.append(f"NODE {system}:{run.node}: {len(run.tests)} tests; {changed}")
+        n = len(run.tests)
+        out.append(f"NODE {system}:{run.node}: {n} test{'s' * (n != 1)}; {changed}")
         out += [f"FAIL {system}:{f}" for f in run.failures]
         out += [f"UNREAD {system}:{u}" for u in run.unread]
     out += [f"UNREAD {p}" for p in problems]
