@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
-import os
 import re
 import shlex
 import sys
@@ -20,7 +19,7 @@ import yaml
 from . import calibrate as cal
 from . import refformat, refmerge, stats
 from .results import ResultsError, ResultSet, mixed_checkouts, params_of
-from .sources import check, read, writable_file
+from .sources import check, read, reference_dir, writable_file
 
 
 def cmd_calibrate(args, argv: list[str]) -> int:
@@ -37,7 +36,7 @@ def cmd_calibrate(args, argv: list[str]) -> int:
                            f"{args.floor:g}")
     only = _regex("--only", args.only)
     exclude = _regex("--exclude", args.exclude)
-    ref_dir = Path(args.reference_dir or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
+    ref_dir = reference_dir(args.reference_dir)
     if args.output is None and not ref_dir.is_dir():
         raise ResultsError(f"--reference-dir {ref_dir}: no such directory")
     if args.output and not args.dry_run:

@@ -18,7 +18,6 @@ nothing failed).
 from __future__ import annotations
 
 import html
-import os
 import sys
 from pathlib import Path
 
@@ -29,14 +28,10 @@ from fabrictest.parsers import ParseError
 from fabrictest.parsers.counter_snapshot import parse_snapshot
 
 from .results import ResultsError, ResultSet
-from .sources import check, read, writable_file, write_json
+from .sources import check, read, reference_dir, writable_file, write_json
 
-EXIT_OK, EXIT_FAILED, EXIT_NOTHING, EXIT_UNREAD = 0, 1, 2, 3
-
-
-def reference_dir(option: str | None) -> Path:
-    """``--reference-dir``, else ``RFM_REFERENCE_PREFIX``, else ``reference``."""
-    return Path(option or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
+#: exit statuses; nothing to read or a bad option is 2, as for every fabric-report command
+EXIT_OK, EXIT_FAILED, EXIT_UNREAD = 0, 1, 3
 
 
 def _read_phase(d: Path, unread: list[str], label: str) -> dict:

@@ -97,6 +97,12 @@ def read(src: Source, need_figures: bool = True) -> ResultSet:
     return res
 
 
+def reference_dir(option: str | None) -> Path:
+    """The reference directory: ``--reference-dir``, else ``$RFM_REFERENCE_PREFIX`` (as
+    ReFrame's runs), else ``reference`` under the current directory."""
+    return Path(option or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
+
+
 def writable_file(option: str, path: str) -> None:
     """Refuse an output file that could not be written (checked before any work)."""
     p = Path(path)
