@@ -59,44 +59,42 @@ def _is_exe(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
-    """Path of OSU binary ``name`` from ``OSU_HOME`` or ``PATH``; None when absent."""
+def _dir_or_bin(name: str, home: Path) -> list[Path]:
+    """A build directory holding ``name``, or an install prefix with ``bin/``."""
+    return [home / name, home / "bin" / name]
+
+
+def _find(name: str, env: Mapping[str, str] | None, home_var: str | None,
+          candidates=_dir_or_bin) -> str | None:
+    """The first executable of ``candidates(name, $home_var)``, else ``name`` on ``PATH``."""
     env = os.environ if env is None else env
-    home = env.get("OSU_HOME")
+    home = env.get(home_var) if home_var else None
     if home:
-        for cand in osu_candidates(name, home):
+        for cand in candidates(name, Path(home)):
             if _is_exe(cand):
                 return str(cand)
     return shutil.which(name, path=env.get("PATH"))
+
+
+def find_osu(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of OSU binary ``name`` from ``OSU_HOME`` or ``PATH``; None when absent."""
+    return _find(name, env, "OSU_HOME", osu_candidates)
 
 
 def find_imb(env: Mapping[str, str] | None = None, name: str = IMB_NAME) -> str | None:
     """Path of IMB-MPI1 from ``IMB_HOME`` (the directory or its bin/) or ``PATH``."""
-    env = os.environ if env is None else env
-    home = env.get("IMB_HOME")
-    if home:
-        for cand in (Path(home) / name, Path(home) / "bin" / name):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
+    return _find(name, env, "IMB_HOME")
 
 
 def find_perftest(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """Path of perftest program ``name`` (``ib_write_bw``) from ``PATH``; None when absent."""
-    env = os.environ if env is None else env
-    return shutil.which(name, path=env.get("PATH"))
+    return _find(name, env, None)
 
 
 def find_gpcnet(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """Path of GPCNeT program ``name`` from ``GPCNET_HOME`` (its build directory, or an install
     prefix with bin/) or ``PATH``; None when absent."""
-    env = os.environ if env is None else env
-    home = env.get("GPCNET_HOME")
-    if home:
-        for cand in (Path(home) / name, Path(home) / "bin" / name):
-            if _is_exe(cand):
-                return str(cand)
-    return shutil.which(name, path=env.get("PATH"))
+    return _find(name, env, "GPCNET_HOME")
 
 
 #: where each suite is searched for, and what to tell the user when it is not found
