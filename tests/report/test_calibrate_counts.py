@@ -32,19 +32,21 @@ def calibrate(healthy: dict[str, list[float]]):
 
 
 def test_counts_are_pooled_under_their_headline_and_bounded_by_the_worst():
-    out = calibrate({"s1": [0, 1, 0, 0], "s2": [0, 0, 18, 0], "s3": [1, 0, 0, 0]})
+    out = calibrate({"s1": [0, 1, 0, 0], "s2": [0, 0, 40, 0], "s3": [1, 0, 0, 0]})
     (entry,) = out.entries
     assert (entry.cls, entry.keys, entry.pvar) == ("TxRxTest", ("paired",), "counters_RetransSegs")
-    assert (entry.ref, entry.lower, entry.upper) == (18.0, None, cal.COUNT_MARGIN)
-    assert entry.summary().startswith("worst 18 count")
+    assert (entry.ref, entry.lower, entry.upper) == (40.0, None, cal.COUNT_MARGIN)
+    assert entry.summary().startswith("worst 40 count")
     bound = Reference(entry.ref, entry.lower, entry.upper, entry.unit)
-    assert bound.accepts(18) and bound.accepts(0)  # every healthy run passes
+    assert bound.accepts(40) and bound.accepts(0)  # every healthy run passes
     assert not bound.accepts(687)  # node03 with 1 % loss (docs/counters.md) fails
 
 
 def test_a_quiet_fabric_still_gets_room():
-    (entry,) = calibrate({"s1": [0, 0], "s2": [0, 0], "s3": [0, 0]}).entries
+    """0-1 per node in quiet sessions; 18 was seen under load on the same healthy links."""
+    (entry,) = calibrate({"s1": [0, 1], "s2": [0, 0], "s3": [1, 0]}).entries
     assert entry.ref == cal.COUNT_MIN
+    assert Reference(entry.ref, entry.lower, entry.upper, entry.unit).accepts(18)
 
 
 def test_counts_need_three_sessions_like_everything_else():

@@ -46,10 +46,14 @@ FACTOR = 3.0
 FLOOR = 0.03
 MAX_BOUND = 0.5
 #: counts (unit `count`): the reference is the worst healthy count, at least COUNT_MIN, and a
-#: count past (1 + COUNT_MARGIN) times it fails
+#: count past (1 + COUNT_MARGIN) times it fails. The floor: a healthy link shaped by a queue
+#: drops a few segments under load (0-18 TCP retransmissions per node and test on the vcluster
+#: at load 7-9, 0-1 on a quiet machine), so a quiet calibration must not make them alarms
 COUNT_UNIT = "count"
-COUNT_MIN = 5
+COUNT_MIN = 25
 COUNT_MARGIN = 3.0
+COUNT_RULE = (f"counts (unit {COUNT_UNIT}): every node's figure pooled; reference = the worst "
+              f"of them over the sessions, at least {COUNT_MIN}; bound +{100 * COUNT_MARGIN:g}%")
 _OK_PHASES = (None, "performance")  # a value from a test that failed only its reference
 
 

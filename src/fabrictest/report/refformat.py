@@ -102,9 +102,10 @@ def _what_was_read(sessions: Sequence[Mapping[str, Any]]) -> str:
 def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: str, date: str,
                factor: float, floor: float, shaping: Mapping[str, Any] | None,
                spreads: Mapping[str, str] | None = None,
-               loose: str | None = None) -> dict[str, Any]:
+               loose: str | None = None, counts: str | None = None) -> dict[str, Any]:
     """The provenance of calibrated entries: a system block, or one value's block (then
-    `spreads` holds that value only); `loose`: why a bound is past the strict band."""
+    `spreads` holds that value only); `loose`: why a bound is past the strict band; `counts`:
+    the count rule, where some of the entries are counts."""
     hosts = sorted({str(s.get("host", "")) for s in sessions})
     block: dict[str, Any] = {
         "document": f"measured: {MEASURED_BY} from {len(sessions)} ReFrame sessions on "
@@ -113,7 +114,8 @@ def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: s
         "note": f"reference = median of the sessions; bound = the largest of the floor "
                 f"{100 * floor:g}%, {factor:g} x the noise (1.4826 MAD corrected for K sessions, "
                 "x sqrt(1 + pi/2K) for the median's own error) and the farthest session, "
-                "on the side that matters (rates: lower, times: upper)",
+                "on the side that matters (rates: lower, times: upper)"
+                + (f"; {counts}" if counts else ""),
         "measured_by": MEASURED_BY,
     }
     if loose:

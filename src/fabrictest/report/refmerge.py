@@ -23,7 +23,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from .. import references
 from . import refformat
-from .calibrate import Calibration, Entry
+from .calibrate import COUNT_RULE, COUNT_UNIT, Calibration, Entry
 from .results import ResultsError
 
 
@@ -167,7 +167,8 @@ def _provenance(prov_root: CommentedMap, cls: str, system: str, entries: list[En
             system=system, sessions=[_flow_map(s) for s in meta["sessions"]],
             command=meta["command"], date=meta["date"], factor=meta["factor"],
             floor=meta["floor"], shaping=_flow_map(shaping) if shaping else None,
-            spreads={_dotted(e): e.summary() for e in these}, loose=loose)
+            spreads={_dotted(e): e.summary() for e in these}, loose=loose,
+            counts=COUNT_RULE if any(e.unit == COUNT_UNIT for e in these) else None)
 
     if whole and len(shapings) == 1:
         prov_cls[system] = block(entries[0].shaping, entries)
