@@ -70,13 +70,14 @@ def test_healthy_run_lists_every_node(tmp_path, refdir, capsys):
 def test_a_flap_between_two_runs_fails_naming_the_node(tmp_path, refdir, capsys):
     """Each run's test is clean; node03 went down and up between the two runs."""
     first = report_file(tmp_path, write_case(tmp_path, "A", 100, {"node03": (4, 4)}))
-    second = report_file(tmp_path, write_case(tmp_path, "A2", 200, {"node03": (6, 6)}))
+    second = report_file(tmp_path, {**write_case(tmp_path, "A2", 200, {"node03": (6, 6)}),
+                                    "display_name": "A", "jobid": "17"})
     out_json = tmp_path / "c.json"
     rc, out, _ = run(capsys, "--report", str(first), "--report", str(second),
                      "--reference-dir", str(refdir), "--json", str(out_json))
     assert rc == 1
     assert ("FAIL vcluster:node03 eth0: link went down 1 time during no test (between A and "
-            "A2) (carrier_changes 4 -> 6)") in out
+            "A (job 17)) (carrier_changes 4 -> 6)") in out
     doc = json.loads(out_json.read_text())
     assert doc[0]["node"] == "node03" and len(doc[0]["failures"]) == 2
 

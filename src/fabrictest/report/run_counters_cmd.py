@@ -59,6 +59,8 @@ def snapshots_of(testcases: list[dict]) -> tuple[dict[str, list[CaseSnapshots]],
             continue
         seen.add(key)
         label = str(tc.get("display_name") or tc.get("name") or "?")
+        if tc.get("jobid"):  # two runs of one test are told apart by their jobs
+            label += f" (job {tc['jobid']})"
         for d in (tc.get("outputdir"), tc.get("stagedir")):
             root = Path(d) / SNAPSHOT_DIR if d else None
             if root is None or not root.is_dir():
