@@ -219,12 +219,15 @@ def test_calibrated_references_catch_a_15_percent_drop(cluster, tmp_path):
          "--only", "paired", "--reference-dir", str(refs)],
         capture_output=True, text=True, env=cluster.env(), timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.splitlines()[-1].startswith(f"wrote {refs / 'vcluster.yaml'}: 3 entries")
+    # stream, node and tx rates, and the nodes' retransmissions (the count rule)
+    assert proc.stdout.splitlines()[-1].startswith(f"wrote {refs / 'vcluster.yaml'}: 4 entries")
     from fabrictest import references
 
     tx = references.load(refs / "vcluster.yaml").classes["TxRxTest"]
     stream = tx.entries[("vcluster", "paired", "mpi", "host")]["stream_gbps"]
     assert 0.15 < stream.value < 0.2 and -0.1 < stream.lower < 0, stream
+    retrans = tx.entries[("vcluster", "paired", "mpi", "host")]["counters_RetransSegs"]
+    assert retrans.value >= 25 and retrans.upper == 3.0 and retrans.lower is None, retrans
     assert tx.provenance_for(("vcluster", "paired", "mpi", "host"),
                              "stream_gbps")["measured_by"] == "fabric-report calibrate"
     cluster.reference_prefix = refs
