@@ -11,9 +11,10 @@ A snapshot is a JSON object::
 
 ``value`` is null for a counter that could not be read (never 0), and ``unreadable`` says what
 could not be read and why; ``taken`` (optional: older snapshots lack it) is when it was read,
-in seconds since the epoch, which orders a node's snapshots over a whole run. :func:`difference` pairs two snapshots of one node and returns one
-:class:`Change` per counter kept in both, plus what cannot be compared (read before but not
-after, or unreadable in either).
+in seconds since the epoch, which orders a node's snapshots over a whole run.
+:func:`difference` pairs two snapshots of one node and returns one :class:`Change` per counter
+kept in both, plus what cannot be compared (read before but not after, or unreadable in
+either).
 """
 
 from __future__ import annotations
