@@ -92,11 +92,15 @@ def node_runs(res: ResultSet, ref_option: str | None) -> tuple[list[tuple[str, N
     return out, problems
 
 
+def changes_text(run: NodeRun) -> str:
+    """``eth0 carrier_changes +2, tcp RetransSegs +4``: what changed on a node over the run."""
+    return ", ".join(f"{c.counter.place} {c.counter.name} +{c.increase}" for c in run.changes)
+
+
 def lines(runs: list[tuple[str, NodeRun]], problems: list[str]) -> list[str]:
     out = []
     for system, run in runs:
-        changed = ", ".join(f"{c.counter.place} {c.counter.name} +{c.increase}"
-                            for c in run.changes) or "no counter changed"
+        changed = changes_text(run) or "no counter changed"
         n = len(run.tests)
         out.append(f"NODE {system}:{run.node}: {n} test{'s' * (n != 1)}; {changed}")
         out += [f"FAIL {system}:{f}" for f in run.failures]
@@ -161,8 +165,7 @@ def html_section(res: ResultSet, ref_option: str | None = None) -> str:
     e = html.escape
     rows = "".join(
         f"<tr><td>{e(s)}:{e(r.node)}</td><td class=num>{len(r.tests)}</td><td>"
-        + (e(", ".join(f"{c.counter.place} {c.counter.name} +{c.increase}" for c in r.changes))
-           or "none")
+        + (e(changes_text(r)) or "none")
         + "</td><td>" + e("; ".join(r.failures + r.unread) or "ok") + "</td></tr>"
         for s, r in runs)
     note = "".join(f"<p class=note>{e(p)}</p>" for p in problems)
