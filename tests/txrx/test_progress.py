@@ -75,7 +75,9 @@ def test_duration_words():
 
 @pytest.mark.mpi
 def test_long_run_prints_progress_on_rank_0_and_quiet_none(mpirun):
-    args = [*TOOL, *SMALL, "--nmsg", "60000", "--progress", "0.2"]
+    # the receive loop of 60000 messages takes 0.1-0.3 s here (under 0.2 s on a fast CI host,
+    # where an interval of 0.2 s printed nothing): 10 ms gives several lines on any host
+    args = [*TOOL, *SMALL, "--nmsg", "60000", "--progress", "0.01"]
     p = mpirun(2, args, timeout=180, check=True)
     lines = PROGRESS.findall(p.stderr)
     assert lines, p.stderr[-2000:]
