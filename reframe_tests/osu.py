@@ -27,7 +27,7 @@ from scenario_math import device_fraction
 
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.node_sets import LABELS
-from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu
+from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu, placement_problems
 
 #: the largest size of the quick profile (-m 1:64K)
 QUICK_MAX_SIZE = 64 * 1024
@@ -237,7 +237,9 @@ class OsuGpuAwareTest(OsuBase):
         name = os.path.basename(self.osu_exe)
         problems = []
         for mode in self.modes:
-            problems += self.run_problems(self.mode_result(mode), f"{name} {mode}")
+            res = self.mode_result(mode)
+            problems += self.run_problems(res, f"{name} {mode}")
+            problems += placement_problems(res, mode, self.accel, f"{name} {mode}")
         if problems:
             return problems
         frac = device_fraction(self.mode_result("D D").peak(), self.mode_result("H H").peak())

@@ -4,7 +4,7 @@ import pytest
 from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
-from fabrictest.parsers.osu import parse_osu, parse_osu_all
+from fabrictest.parsers.osu import parse_osu, parse_osu_all, placement_problems
 
 FILES = recordings("osu_*.txt", "real-outputs") + recordings("seed*osu*.txt", "seeds")
 
@@ -171,6 +171,26 @@ def test_osu_5_6_and_5_8_host_and_cuda_device_buffers():
         "OSU MPI-CUDA Latency Test v5.8", 1.74, 17.81)
     dd_bw = parse_osu(read("osu_bw-5.8-cuda-DD-azure-cyclecloud-ib.txt"))
     assert (dd_bw.benchmark, dd_bw.unit, dd_bw.at(4194304)) == ("bw", "MB/s", 9384.39)
+    assert (dd_bw.buffers, dd_lat.buffers, lat.buffers) == ("D D", "D D", None)
+
+
+def test_gpu_placement_is_checked_against_what_was_asked():
+    """OsuGpuAwareTest's check: a GPU title, and the printed placement equal to the mode."""
+    dd = parse_osu(read("osu_bw-5.8-cuda-DD-azure-cyclecloud-ib.txt"))
+    assert placement_problems(dd, "D D", "cuda") == []
+    assert placement_problems(dd, "H D", "cuda", "osu_bw H D") == [
+        "osu_bw H D: OSU placed the buffers D D, not H D"]
+    assert placement_problems(dd, "D D", "rocm") == ["osu_bw: OSU ran with CUDA, not rocm"]
+    host = parse_osu(read("osu_bw-5.6.3-ompi3-ucx-roce.txt"))
+    (why,) = placement_problems(host, "D D", "cuda")
+    assert "names no GPU API: OSU ran without cuda support" in why
+    v75 = parse_osu(read("osu_bw-7.5-cuda-DD-validation-slingshot-ompi.txt"))
+    assert v75.buffers is None and placement_problems(v75, "D D", "cuda") == []
+    mixed = parse_osu("# OSU MPI-ROCM Bandwidth Test v7.4\n"
+                      "# Send Buffer on HOST (H) and Receive Buffer on MANAGED (MD)\n"
+                      "# Size      Bandwidth (MB/s)\n1 0.5\n")
+    assert mixed.buffers == "H MD" and placement_problems(mixed, "H D", "rocm") == [
+        "osu_bw: OSU placed the buffers H MD, not H D"]
 
 
 def test_osu_7_2_bw_single_size_datatype_after_header():

@@ -36,6 +36,9 @@ _WINDOW = re.compile(r"\[\s*window size:\s*(\d+)\s*\]")
 _DATATYPE = re.compile(r"^#\s*Datatype:\s*(\S+?)\.?\s*$")
 _WIN_CREATE = re.compile(r"^#\s*Window creation:\s*(.*?)\s*$")
 _SYNC = re.compile(r"^#\s*Synchronization:\s*(.*?)\s*$")
+#: 5.x GPU runs: ``# Send Buffer on DEVICE (D) and Receive Buffer on HOST (H)`` (7.4 and 7.5
+#: print no such line); MANAGED (MD) / (MH) is managed memory
+_BUFFERS = re.compile(r"^#\s*Send Buffer on .*?\((\w+)\)\s+and Receive Buffer on .*?\((\w+)\)")
 _HEADER = re.compile(r"^#\s*Size\b(.*)$")
 _ROW = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
 
@@ -88,6 +91,9 @@ class OsuResult:
     window_size: int | None = None
     datatype: str | None = None
     accelerator: str | None = None
+    #: where the buffers were, as OSU printed it: ``"D D"``, ``"H D"``, ``"MD H"``; None when
+    #: the output does not say (host-only runs, 7.4, 7.5)
+    buffers: str | None = None
     window_creation: str | None = None
     synchronization: str | None = None
     columns: list[str] = field(default_factory=list)
@@ -229,6 +235,8 @@ def _parse_segment(lines: list[str]) -> OsuResult:
                 result.window_creation = wc.group(1)
             elif (sy := _SYNC.match(line)) is not None:
                 result.synchronization = sy.group(1)
+            elif (b := _BUFFERS.match(line)) is not None:
+                result.buffers = f"{b.group(1)} {b.group(2)}"
             elif (h := _HEADER.match(line)) is not None and columns is None:
                 labels = [c for c in re.split(r"\s{2,}", h.group(1).strip()) if c]
                 if not labels:
@@ -327,4 +335,22 @@ def unphysical(result: OsuResult, label: str | None = None) -> list[str]:
             if not math.isfinite(v) or v < 0:
                 problems.append(f"{label}: {key} at {human_bytes(row.size)} is {v:g}, not a "
                                 "finite number >= 0")
+    return problems
+
+
+def placement_problems(result: OsuResult, mode: str, runtime: str,
+                       label: str | None = None) -> list[str]:
+    """Why ``result`` is not a GPU run with buffers ``mode`` (``"D D"``) under ``runtime``
+    (``cuda``, ``rocm``): a title naming no GPU API (OSU ran host-only), or the printed
+    placement differing from the one asked for. OSU 7.4 and 7.5 print no placement line: then
+    only the title is checked."""
+    label = label or f"osu_{result.benchmark}"
+    problems = []
+    if result.accelerator is None:
+        problems.append(f"{label}: the title {result.title!r} names no GPU API: OSU ran without "
+                        f"{runtime} support (built without it?)")
+    elif result.accelerator != runtime.upper():
+        problems.append(f"{label}: OSU ran with {result.accelerator}, not {runtime}")
+    if result.buffers is not None and result.buffers != " ".join(mode.split()):
+        problems.append(f"{label}: OSU placed the buffers {result.buffers}, not {mode}")
     return problems

@@ -215,8 +215,14 @@ def expected_streams(nrx: int, nlink: int) -> list[tuple[int, int]]:
 
 def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
     """What keeps ``report`` from being whole: every stream of the run with all its lines and
-    finite figures, and every transmitter's elapsed time and rate. Empty when whole."""
+    finite figures, and every transmitter's elapsed time and rate. Our tool (known by its
+    ``link is`` lines, which the seed's tool never prints) prints a ``message corrupt`` and a
+    ``link is`` line for every stream and a ``link is`` line for every transmitter: from it,
+    these are required too, so a report cut after a stream's loss rate is not whole. Empty
+    when whole."""
     problems = []
+    ours = (any(s.transmitter_host is not None for s in report.streams)
+            or any(t.host is not None for t in report.transmitters))
     got = {(s.receiver_rank, s.transmitter): s for s in report.streams}
     want = expected_streams(nrx, nlink)
     absent = [key for key in want if key not in got]
@@ -234,7 +240,9 @@ def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
             continue
         tag = f"receiver {key[0]} <- transmitter {key[1]}"
         lacking = [label for label, name in _RX_FIELD.items()
-                   if name != "corrupt" and getattr(stream, name) is None]
+                   if (ours or name != "corrupt") and getattr(stream, name) is None]
+        if ours and stream.transmitter_host is None:
+            lacking.append("link is")
         if lacking:
             problems.append(f"{tag}: no {', '.join(repr(x) for x in lacking)} line")
         bad = [label for label, name in _RX_FIELD.items()
@@ -255,6 +263,8 @@ def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
         tx = txs.get(t)
         if tx is None or tx.gbps is None or tx.elapsed_s is None:
             problems.append(f"transmitter {t}: no " + ("report" if tx is None else "rate/elapsed line"))
+        elif ours and tx.host is None:
+            problems.append(f"transmitter {t}: no 'link is' line")
         elif not (math.isfinite(tx.gbps) and math.isfinite(tx.elapsed_s)):
             problems.append(f"transmitter {t}: rate or elapsed time not a finite number")
         elif tx.gbps <= 0 or tx.elapsed_s <= 0:
