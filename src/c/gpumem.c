@@ -79,6 +79,30 @@ const char *ft_gpu_api(void)
                    gpuGetErrorString(err_), gpuGetErrorName(err_));                            \
     } while (0)
 
+#if defined(FT_GPU_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT)
+/* Open MPI's boolean control variable NAME through the MPI tool interface: 1 on, 0 off, -1 not
+ * readable. */
+static int ompi_flag(const char *name)
+{
+    int provided, index, count, on = -1;
+    unsigned char value[16] = {0}; /* a bool or an int: any non-zero byte is "on" */
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return -1;
+    if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
+        if (count == 1 && MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
+            on = 0;
+            for (size_t i = 0; i < sizeof value; i++)
+                on |= value[i] != 0;
+        }
+        MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
+    return on;
+}
+#endif
+
 /* Is the MPI library able to take device pointers? 1 yes, 0 no, -1 unknown. */
 static int mpi_gpu_aware(const char **why)
 {
@@ -89,7 +113,13 @@ static int mpi_gpu_aware(const char **why)
     }
 #if defined(FT_GPU_CUDA) && defined(MPIX_CUDA_AWARE_SUPPORT)
     *why = "Open MPI: MPIX_Query_cuda_support() returned 0";
-    return MPIX_Query_cuda_support() ? 1 : 0;
+    if (!MPIX_Query_cuda_support())
+        return 0;
+    /* Open MPI 4.x answers what was built: CUDA support switched off at run time (--mca
+     * opal_cuda_support 0, OMPI_MCA_mpi_cuda_support=0) is only seen in the switch itself,
+     * and device pointers then crash inside the library (seen on an H100). */
+    *why = "Open MPI: built with CUDA support, but opal_cuda_support is off at run time";
+    return ompi_flag("opal_cuda_support") == 0 ? 0 : 1;
 #elif defined(FT_GPU_ROCM) && defined(MPIX_ROCM_AWARE_SUPPORT)
     *why = "Open MPI: MPIX_Query_rocm_support() returned 0";
     return MPIX_Query_rocm_support() ? 1 : 0;

@@ -102,6 +102,17 @@ def cuda_build(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def cuda_home() -> str:
+    """A CUDA_HOME with the runtime's headers and libcudart_static.a, or skip."""
+    _require_toolchain()
+    found = cuda_make_args()
+    if found is None or not found[0][0].startswith("CUDA_HOME="):
+        pytest.skip("no CUDA_HOME layout found (CUDA_HOME, /usr/local/cuda, or pip install "
+                    "nvidia-cuda-runtime nvidia-cuda-nvcc)")
+    return found[1]
+
+
+@pytest.fixture(scope="session")
 def c_make():
     """The `make(outdir, *args, env=None)` helper, for tests that build variants themselves."""
     _require_toolchain()

@@ -44,6 +44,9 @@ TXRX_LAYOUT = {  # nrx, nlink of the SEREN tx/rx notes' demos
     "seed000-txrx-1pair.txt": (1, 1),
     "seed000-txrx-1rx-2tx.txt": (1, 2),
     "seed000-txrx-2pairs.txt": (2, 2),
+    # ours, --buffer cuda on an H100 (tests/data/real-outputs-local/SOURCES.md)
+    "txrx-cuda-ompi4.1-h100.txt": (1, 1),
+    "txrx-cuda-increment-ompi4.1-h100.txt": (1, 2),
 }
 
 
@@ -193,6 +196,26 @@ def test_bisection_seed_is_whole_and_cuts_are_not():
     assert bisection.missing(bisection.parse_bisection(head)) == [
         "bisection: 3 of 12 sizes; last 4 KiB, expected up to 2 MiB"
     ]
+
+
+def test_bisection_device_buffers_whole_and_cuts_are_not():
+    text = read("bisection_bw-cuda-device-ompi4.1-h100.txt")  # -s 4k -e 4m, 2 ranks
+    sizes = [4096 << k for k in range(11)]
+    assert bisection.missing(bisection.parse_bisection(text), ranks=2, sizes=sizes) == []
+    upto = _end_of_last(text, lambda line: "Aggregate BW" in line)
+    for cut in _line_cuts(text, upto):
+        assert _incomplete(lambda c=cut: bisection.missing(bisection.parse_bisection(c),
+                                                           sizes=sizes)), cut[-80:]
+
+
+def test_alltomany_device_buffers_whole_and_cuts_are_not():
+    text = read("alltomany-cuda-device-ompi4.1-h100.txt")  # -p 2 -b 1k -n 50 -r 3, 4 ranks
+    whole = alltomany.parse_alltomany(text)
+    assert alltomany.missing(whole, iterations=50, nprocs=4, repetitions=3) == []
+    upto = _end_of_last(text, lambda line: set(line.strip()) == {"-"})
+    for cut in _line_cuts(text, upto):
+        got = alltomany.parse_alltomany_all(cut) if "Total number of MPI" in cut else []
+        assert not got or alltomany.missing(got[-1], iterations=50, repetitions=3), cut[-80:]
 
 
 def test_alltomany_seed_blocks_are_whole_and_cuts_are_not():

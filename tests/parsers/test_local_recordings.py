@@ -22,7 +22,8 @@ def test_every_local_recording_is_listed_and_parsed():
     assert len(names) >= 10
     for name in names:
         assert f"`{name}`" in sources, name
-        assert name.startswith(("osu_", "imb-", "congestion-", "gpcnet-")), name
+        assert name.startswith(("osu_", "imb-", "congestion-", "gpcnet-", "alltomany-",
+                                "bisection_bw-", "txrx-")), name
 
 
 @pytest.mark.parametrize(

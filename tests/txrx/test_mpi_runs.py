@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -175,6 +176,30 @@ def test_cuda_buffer_refuses_cleanly_here(mpirun):
     assert p.returncode == 2
     e = errors(p)
     assert len(e) == 1 and "--buffer cuda" in e[0], p.stderr
+
+
+FLAGS = """
+from mpi4py import MPI
+from fabrictest.txrx.buffers import ompi_flag
+if "Open MPI" not in MPI.get_vendor()[0]:
+    print("not Open MPI")
+else:
+    print([ompi_flag(n) for n in ("mpi_param_check", "opal_built_with_cuda_support", "no_such")])
+"""
+
+
+@pytest.mark.mpi
+def test_open_mpi_switches_are_read_as_set_at_run_time(mpirun):
+    """The MPI_T reading behind --buffer cuda's check of opal_cuda_support: a switch on by
+    default, then turned off with OMPI_MCA_, read as the ranks see it; an unknown name: None."""
+    script = [sys.executable, "-c", FLAGS]
+    p = mpirun(1, script, timeout=60, check=True)
+    if p.stdout.strip() == "not Open MPI":
+        pytest.skip("the MPI here is not Open MPI: no MCA switches to read")
+    assert p.stdout.strip() == "[True, False, None]", p.stderr
+    p = mpirun(1, script, timeout=60, check=True,
+               env={**os.environ, "OMPI_MCA_mpi_param_check": "0"})
+    assert p.stdout.strip() == "[False, False, None]", p.stderr
 
 
 def test_console_script_help():

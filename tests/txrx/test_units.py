@@ -252,6 +252,13 @@ def test_cuda_buffer_without_cupy_is_a_clear_error(monkeypatch):
         ("MPICH", {"env": {}}, False),
         ("Whatever MPI", {"env": {}}, None),
         ("MPICH", {"env": {"FABRICTEST_ASSUME_CUDA_AWARE": "1"}}, True),
+        # Open MPI 4.x built with CUDA, its support switched off at run time (an H100 crashed)
+        ("Open MPI", {"mpix": True, "ompi_switch": False}, False),
+        ("Open MPI", {"query": True, "ompi_switch": False}, False),
+        ("Open MPI", {"mpix": True, "ompi_switch": True}, True),
+        ("Open MPI", {"mpix": True, "ompi_switch": None}, True),
+        ("Open MPI", {"mpix": True, "ompi_switch": False,
+                      "env": {"FABRICTEST_ASSUME_CUDA_AWARE": "1"}}, True),
     ],
 )
 def test_cuda_aware_decision(vendor, kw, expect):

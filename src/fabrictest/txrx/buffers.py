@@ -82,19 +82,26 @@ def decide_cuda_aware(
     mpix: bool | None = None,
     ompi_info: str | None = None,
     env: dict | None = None,
+    ompi_switch: bool | None = None,
 ) -> tuple[bool | None, str]:
     """Whether the MPI library accepts device pointers: (answer or None if unknown, how we know).
 
     query: mpi4py>=4's MPI.Query_cuda_support(); mpix: Open MPI's MPIX_Query_cuda_support();
-    ompi_info: `ompi_info --parsable --all` text; env: the environment (MPICH's switches).
+    ompi_info: `ompi_info --parsable --all` text; env: the environment (MPICH's switches);
+    ompi_switch: Open MPI's run-time switch ``opal_cuda_support`` (MPI_T), None if unread.
+    Open MPI 4.x's query answers what was built: a build with CUDA whose support is switched off
+    at run time (``--mca opal_cuda_support 0``) says yes, then crashes on a device pointer.
     """
     env = os.environ if env is None else env
     if _truthy(env.get(ASSUME_CUDA_AWARE)):
         return True, f"{ASSUME_CUDA_AWARE} is set"
+    v = vendor.lower()
+    is_ompi = "open mpi" in v or "openmpi" in v
+    if is_ompi and ompi_switch is False and (query or mpix):
+        return False, "Open MPI: built with CUDA support, but opal_cuda_support is off at run time"
     if query is not None:
         return bool(query), "MPI.Query_cuda_support()"
-    v = vendor.lower()
-    if "open mpi" in v or "openmpi" in v:
+    if is_ompi:
         if mpix is not None:
             return bool(mpix), "MPIX_Query_cuda_support()"
         if ompi_info:
@@ -135,7 +142,38 @@ def probe_cuda_aware(MPI) -> tuple[bool | None, str]:
                     ).stdout
                 except (OSError, subprocess.TimeoutExpired):
                     info = None
-    return decide_cuda_aware(vendor, query, mpix, info)
+    switch = ompi_flag("opal_cuda_support") if "open mpi" in vendor.lower() else None
+    return decide_cuda_aware(vendor, query, mpix, info, ompi_switch=switch)
+
+
+def ompi_flag(name: str) -> bool | None:
+    """Open MPI's boolean control variable ``name`` through the MPI tool interface (MPI_T, the
+    library mpi4py loaded), None when it cannot be read."""
+    try:
+        lib = ctypes.CDLL(None)
+        if not hasattr(lib, "MPI_T_cvar_read"):
+            lib = ctypes.CDLL("libmpi.so.40", mode=os.RTLD_NOLOAD)  # Open MPI 4 and 5
+        init, finalize = lib.MPI_T_init_thread, lib.MPI_T_finalize
+    except (AttributeError, OSError):
+        return None
+    provided, index, count = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    handle = ctypes.c_void_p()
+    value = (ctypes.c_ubyte * 16)()  # a bool or an int: any non-zero byte is "on"
+    if init(0, ctypes.byref(provided)) != 0:  # MPI_THREAD_SINGLE
+        return None
+    try:
+        if lib.MPI_T_cvar_get_index(name.encode(), ctypes.byref(index)) != 0:
+            return None
+        if lib.MPI_T_cvar_handle_alloc(index, None, ctypes.byref(handle), ctypes.byref(count)):
+            return None
+        try:
+            if count.value != 1 or lib.MPI_T_cvar_read(handle, value) != 0:
+                return None
+            return any(value)
+        finally:
+            lib.MPI_T_cvar_handle_free(ctypes.byref(handle))
+    finally:
+        finalize()
 
 
 def check_cuda_setup(MPI) -> None:
