@@ -47,6 +47,7 @@ TXRX_LAYOUT = {  # nrx, nlink of the SEREN tx/rx notes' demos
     # ours, --buffer cuda on an H100 (tests/data/real-outputs-local/SOURCES.md)
     "txrx-cuda-ompi4.1-h100.txt": (1, 1),
     "txrx-cuda-increment-ompi4.1-h100.txt": (1, 2),
+    "txrx-cuda-many-to-one-reframe-local-h100.txt": (1, 2),
 }
 
 

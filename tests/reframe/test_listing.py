@@ -120,11 +120,15 @@ def test_listing(system, tmp_path):
 
 
 def test_local_lists_no_gpu_or_rdma_test(tmp_path):
+    """(With a GPU and CUDA here, local is +gpu: tests/reframe/test_local_gpu.py.)"""
     run = run_reframe(["--system", "local", "-l"], tmp_path, timeout=180)
     assert run.returncode == 0, run.output[-3000:]
     listed = [line for line in run.output.splitlines() if re.match(r"\s*[-^] \w", line)]
     assert any("TxRxTest" in line for line in listed), run.output
     needs = (*NEEDS, *PARAM_NEEDS)
+    if "gpu" in system_features("local"):
+        needs = (*(n for n, f in NEEDS.items() if f != "gpu"),
+                 *(p for p, f in PARAM_NEEDS.items() if f != "gpu"))
     assert [line for line in listed if any(x in line.replace(" ", "") for x in needs)] == []
 
 

@@ -4,12 +4,19 @@ One node: multi-node scenarios skip with a reason; same-node, many-to-one, all-t
 bisection run for real with ranks sharing the cores (``--oversubscribe --bind-to none``).
 
 Features ``osu``/``imb``/``perftest`` when :mod:`fabrictest.binaries` finds them (``OSU_HOME``,
-``IMB_HOME``, ``PATH``): the same search gives the tests their paths.
+``IMB_HOME``, ``PATH``): the same search gives the tests their paths. ``gpu`` (CUDA) when
+``nvidia-smi -L`` lists a GPU and a CUDA toolkit is there (``CUDA_HOME``, else
+``/usr/local/cuda``; :mod:`fabrictest.gpus`): the programs are then built with ``GPU=cuda`` and
+the ``%buffer=cuda`` tests run, every rank on this host's GPUs, with the CUDA-aware MPI on
+``PATH``.
 """
 
 import os
 
 from fabrictest.binaries import benchmark_features
+from fabrictest.gpus import has_cuda
+
+_gpu = ["gpu"] if has_cuda() else []
 
 ORDER = 1000  # catch-all hostname pattern: must come last
 
@@ -31,12 +38,13 @@ system = {
             "scheduler": "local",
             "launcher": "mpirun-onehost",  # --oversubscribe --bind-to none (launchers.py)
             "environs": ["openmpi"],
-            "features": ["mpi", *benchmark_features()],
+            "features": ["mpi", *benchmark_features(), *_gpu],
             "max_jobs": 1,
             "env_vars": _root_env,
             "extras": {
                 "num_nodes": 1,
                 "ranks_per_node": 2,
+                "gpu_runtime": "cuda",  # what +gpu means here (nvidia-smi lists the GPUs)
                 # all-to-many: 2 ranks as 2 nodes, one per core. 4 ranks on the 2 cores time the
                 # scheduler (5-25 us per iteration, growth 0.4-1.4 from 2 to 32 iterations);
                 # 2 ranks time MPI (0.37 us, growth 0.87-0.97), so a 2x growth stands out
