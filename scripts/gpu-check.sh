@@ -9,7 +9,7 @@
 # Environment: mpicc and mpirun on PATH (a CUDA-aware MPI), CUDA_HOME (default /usr/local/cuda),
 # OSU_HOME (an OSU build with --enable-cuda; optional), PYTHON (default python3, with this
 # checkout's src/ importable, mpi4py and CuPy; optional: the txrx runs are skipped, saying so,
-# without CuPy). Open MPI only: the refusals of an MPI that is not CUDA-aware are shown by
+# without CuPy), GPU_CHECK_TIMEOUT (seconds any one run may take, default 300). Open MPI only: the refusals of an MPI that is not CUDA-aware are shown by
 # switching its CUDA support off (OMPI_MCA_opal_cuda_support=0).
 #
 # Exit: 0 every check passed; 1 a check failed (each is one FAIL line); 2 nothing to check
@@ -24,6 +24,8 @@ OUT=${1:-gpu-check-$(hostname -s)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 PYTHON=${PYTHON:-python3}
 RUN_TIMEOUT=${GPU_CHECK_TIMEOUT:-300}  # seconds any one run may take
+[[ $RUN_TIMEOUT =~ ^[1-9][0-9]{0,4}$ ]] \
+    || die "GPU_CHECK_TIMEOUT must be a whole number of seconds from 1 to 99999, not '$RUN_TIMEOUT'"
 
 command -v nvidia-smi >/dev/null || die "no nvidia-smi on PATH: no NVIDIA driver on $(hostname)"
 gpus=$(timeout 60 nvidia-smi -L 2>&1) || die "nvidia-smi -L failed on $(hostname): ${gpus//$'\n'/ }"
@@ -39,8 +41,10 @@ OUT=$(cd "$OUT" && pwd)
 if [ "$(id -u)" = 0 ]; then  # Open MPI refuses root unless told
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-IS_OMPI=0
-command -v ompi_info >/dev/null && IS_OMPI=1
+IS_OMPI=0 LAUNCH_FLAGS=()
+if command -v ompi_info >/dev/null; then
+    IS_OMPI=1 LAUNCH_FLAGS=(--oversubscribe)  # Open MPI's; MPICH's mpirun has no such flag
+fi
 
 failed=0
 pass() { echo "PASS $1"; }
@@ -50,7 +54,7 @@ fail() { echo "FAIL $1"; failed=1; }
 run() {
     local name=$1 want=$2 np=$3
     shift 3
-    timeout -k 10 "$RUN_TIMEOUT" mpirun -np "$np" --oversubscribe "$@" \
+    timeout -k 10 "$RUN_TIMEOUT" mpirun -np "$np" "${LAUNCH_FLAGS[@]}" "$@" \
         >"$OUT/$name.txt" 2>"$OUT/$name.err"
     local rc=$?
     echo "$rc" >"$OUT/$name.status"

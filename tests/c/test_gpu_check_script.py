@@ -32,6 +32,16 @@ def test_usage_error_is_one_line_exit_2(tmp_path):
     assert p.stderr.splitlines() == ["ERROR: gpu-check: usage: scripts/gpu-check.sh [OUT_DIR]"]
 
 
+@pytest.mark.parametrize("bad", ["0", "-5", "1.5", "abc", "100000"])
+def test_a_senseless_timeout_is_refused_before_any_work(tmp_path, bad):
+    p = run(tmp_path / "out", env={"GPU_CHECK_TIMEOUT": bad})
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.splitlines() == [
+        "ERROR: gpu-check: GPU_CHECK_TIMEOUT must be a whole number of seconds from 1 to 99999,"
+        f" not '{bad}'"]
+    assert not (tmp_path / "out").exists()
+
+
 def test_no_driver_is_one_line_exit_2(tmp_path):
     p = run(tmp_path / "out", env={"PATH": no_gpu_tools_path(tmp_path)})
     assert p.returncode == 2 and p.stdout == ""
