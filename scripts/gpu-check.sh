@@ -9,8 +9,9 @@
 # Environment: mpicc and mpirun on PATH (a CUDA-aware MPI), CUDA_HOME (default /usr/local/cuda),
 # OSU_HOME (an OSU build with --enable-cuda; optional), PYTHON (default python3, with this
 # checkout's src/ importable, mpi4py and CuPy; optional: the txrx runs are skipped, saying so,
-# without CuPy), GPU_CHECK_TIMEOUT (seconds any one run may take, default 300). Open MPI only: the refusals of an MPI that is not CUDA-aware are shown by
-# switching its CUDA support off (OMPI_MCA_opal_cuda_support=0).
+# without CuPy), GPU_CHECK_TIMEOUT (seconds any one run may take, default 300). Open MPI only:
+# the refusals of an MPI that is not CUDA-aware are shown by switching its CUDA support off
+# (OMPI_MCA_opal_cuda_support=0).
 #
 # Exit: 0 every check passed; 1 a check failed (each is one FAIL line); 2 nothing to check
 # (no GPU, no CUDA, no MPI: one line).
