@@ -70,7 +70,7 @@ run() {
 txrx_whole() {  # txrx_whole NAME NRX NLINK: the suite's parser finds every stream whole, no
     # message missed or corrupt, and the JSON report says the buffers were cuda
     local why
-    why=$("$PYTHON" -c '
+    why=$(timeout 120 "$PYTHON" -c '
 import json, sys
 from fabrictest.parsers.txrx import missing, parse_txrx
 out, nrx, nlink = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -93,14 +93,14 @@ has() {  # has NAME FILE-SUFFIX REGEX WHAT
 }
 
 echo "gpu-check on $(hostname): ${gpus%%$'\n'*}; outputs in $OUT"
-nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
-mpirun --version >"$OUT/mpi-version.txt" 2>&1
-[ "$IS_OMPI" = 1 ] && ompi_info --parsable --all 2>/dev/null \
+timeout 60 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+timeout 60 mpirun --version >"$OUT/mpi-version.txt" 2>&1
+[ "$IS_OMPI" = 1 ] && timeout 60 ompi_info --parsable --all 2>/dev/null \
     | grep -E "cuda_support|^ompi:version:full" >"$OUT/ompi-cuda.txt"
 
 # -- the C programs, built here with this node's CUDA toolkit --------------------------------
 BIN=$OUT/c-cuda
-if make -C "$ROOT/src/c" GPU=cuda CUDA_HOME="$CUDA_HOME" O="$BIN" >"$OUT/make.log" 2>&1; then
+if timeout 900 make -C "$ROOT/src/c" GPU=cuda CUDA_HOME="$CUDA_HOME" O="$BIN" >"$OUT/make.log" 2>&1; then
     pass "make -C src/c GPU=cuda CUDA_HOME=$CUDA_HOME"
     run alltomany-device 0 4 "$BIN/alltomany" -d device -p 2 -b 1k -n 50 -r 3 \
         && has alltomany-device txt '^Buffer memory += device CUDA$' "buffers not on the device" \
@@ -126,7 +126,7 @@ fi
 
 # -- txrx --buffer cuda (mpi4py + CuPy) --------------------------------------------------------
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-if ! "$PYTHON" -c "import cupy, mpi4py, fabrictest.txrx" 2>"$OUT/txrx-import.err"; then
+if ! timeout 120 "$PYTHON" -c "import cupy, mpi4py, fabrictest.txrx" 2>"$OUT/txrx-import.err"; then
     echo "SKIP txrx --buffer cuda: $PYTHON cannot import cupy, mpi4py and fabrictest.txrx:" \
          "$(tail -n 1 "$OUT/txrx-import.err")"
 else
