@@ -1,7 +1,7 @@
 """scripts/gpu-check.sh: one line and exit 2 where there is nothing to check; on a machine that
 has CUDA's files but no GPU driver (a stand-in nvidia-smi here), every device run is a FAIL line
 and the exit status is 1, never a pass. Its passing runs on an H100 are recorded in
-tests/data/real-outputs-local/ (gpu-check-h100-*) and read by tests/c/test_gpu_recordings.py."""
+tests/data/real-outputs-local/ (*-h100*.txt) and read by tests/parsers/test_gpu_recordings.py."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def run(*args, env=None, timeout=600):
                           timeout=timeout, env={**os.environ, **(env or {})})
 
 
-def no_gpu_tools_path(tmp_path: Path) -> str:
+def no_gpu_tools_path() -> str:
     """PATH without any nvidia-smi (this machine has none; a GPU host's is left out)."""
     keep = [d for d in os.environ["PATH"].split(os.pathsep)
             if not (Path(d) / "nvidia-smi").exists()]
@@ -43,7 +43,7 @@ def test_a_senseless_timeout_is_refused_before_any_work(tmp_path, bad):
 
 
 def test_no_driver_is_one_line_exit_2(tmp_path):
-    p = run(tmp_path / "out", env={"PATH": no_gpu_tools_path(tmp_path)})
+    p = run(tmp_path / "out", env={"PATH": no_gpu_tools_path()})
     assert p.returncode == 2 and p.stdout == ""
     (line,) = p.stderr.splitlines()
     assert line.startswith("ERROR: gpu-check: no nvidia-smi on PATH: no NVIDIA driver on ")
@@ -56,7 +56,7 @@ def fake_nvidia_smi(tmp_path: Path, listing: str) -> str:
     smi = bin_dir / "nvidia-smi"
     smi.write_text(f"#!/bin/sh\nprintf '%s' '{listing}'\n")
     smi.chmod(0o755)
-    return os.pathsep.join([str(bin_dir), no_gpu_tools_path(tmp_path)])
+    return os.pathsep.join([str(bin_dir), no_gpu_tools_path()])
 
 
 def test_no_gpu_listed_and_no_cuda_toolkit_are_refused(tmp_path):
