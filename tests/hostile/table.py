@@ -4,7 +4,9 @@ answer with. ``{d}`` in an argument is the directory of :mod:`inputs`' files.
 
 Kinds: ``cmd`` (a command run in a subprocess under a timeout: the first non-empty line of
 stderr, or of stdout with ``stream="out"``, must match ``line``; ``match="any"``: some line),
-``py`` (a call in this process: what it raises, or returns, read as a line), ``rfm`` (one
+``py`` (a call in this process: what it raises, or returns, read as a line; ``fn:MODULE:FUNC``
+or ``fn:MODULE:FUNC:ARG`` calls ``FUNC(d)`` or ``FUNC(d, ARG)`` of a module beside this file,
+``d`` being the inputs' directory), ``rfm`` (one
 figure of a batched ReFrame run: the test named by ``argv[0]`` must fail with ``line`` in
 its reason; see test_hostile.RFM_BATCHES).
 
@@ -16,7 +18,9 @@ expected to fail until then (xfail, not strict), and the coordinator drops the m
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 USAGE_HEALTH = 64  # fabric-health's usage status (2 is "no RDMA device")
 FAULTS = "issue18-faults"
@@ -448,3 +452,9 @@ rfm("reframe --dry-run writes no perflog", "good:perflogs", r"^no perflog$",
 rfm("reframe a second run on one stage directory", "locked:", r"another ReFrame run .* is using "
     r"the stage directory",
     why="two reframe -r in one directory: the second dies with 'No such file ... rfm_build.sh'")
+
+# ---------------------------------------------------------------- each area's own cases
+# cases_<area>.py beside this file add their cases with cmd/py/rfm above (one file per area,
+# so that work on several areas at once merges without touching this table)
+for _area in sorted(Path(__file__).resolve().parent.glob("cases_*.py")):
+    importlib.import_module(_area.stem)

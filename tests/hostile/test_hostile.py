@@ -93,6 +93,9 @@ def cmd_results(fx) -> dict[str, dict]:
 def _py(case: Case, d: Path) -> str:
     spec = _fill(case.argv[0], d)
     try:
+        if spec.startswith("fn:"):
+            module, func, *arg = spec[3:].split(":", 2)
+            return str(getattr(importlib.import_module(module), func)(d, *arg))
         if spec.startswith("load:"):
             from fabrictest import references as refs
 
