@@ -188,7 +188,8 @@ def test_a_5_percent_step_fails_the_gate_naming_the_session(template, tmp_path):
     assert re.search(r" -[45]\.\d% ", row)
     last = out.splitlines()[-1]
     assert last.startswith("history of 1 figures over 20 sessions: 1 change points in 1 "
-                           "figures, 1 regressed beyond 3% at their latest change point")
+                           "figures, 1 regressed beyond 3%; regressed: TinyFabric "
+                           "%scenario=paired bw ")
     data = json.loads((tmp_path / "h.json").read_text())
     (fig,) = data["figures"]
     assert fig["status"] == "REGRESSED" and fig["change_points"][0]["index"] == 11

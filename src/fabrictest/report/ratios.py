@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import units
+from .compare import newest, unit_of
+from .outfiles import save_figure
 from .results import PerfRecord
 from .stats import spread
 
@@ -62,8 +65,8 @@ class RatioRow:
         return f"{head} [{self.nodes}] {self.pvar}" if self.nodes else f"{head} {self.pvar}"
 
 
-def _median(rs: Sequence[PerfRecord]) -> float | None:
-    vals = [r.value for r in rs if r.value is not None]
+def _median(rs: Sequence[PerfRecord], unit: str) -> float | None:
+    vals = [units.convert(r.value, r.unit, unit) for r in rs if r.value is not None]
     return spread(vals).median if vals else None
 
 
@@ -80,12 +83,14 @@ def ratio_rows(target: Sequence[PerfRecord], base: Sequence[PerfRecord] = ()) ->
         before_any[(r.test, r.sysenv, r.pvar)].append(r)
     rows = []
     for key, rs in sorted(groups.items()):
-        last = rs[-1]
+        last = newest(rs)
         b = before.get(key) or before_any.get((key[0], key[1], key[3])) or []
+        unit = unit_of(b, rs)  # the newest target record's; refused across dimensions
         rows.append(RatioRow(
-            test=key[0], sysenv=key[1], nodes=key[2], pvar=key[3], unit=last.unit,
-            value=_median(rs), ref=last.ref, lower=last.lower, upper=last.upper,
-            before=_median(b), result="fail" if any(r.result == "fail" for r in rs) else "",
+            test=key[0], sysenv=key[1], nodes=key[2], pvar=key[3], unit=unit,
+            value=_median(rs, unit), ref=units.convert(last.ref, last.unit, unit),
+            lower=last.lower, upper=last.upper, before=_median(b, unit),
+            result="fail" if any(r.result == "fail" for r in rs) else "",
         ))
     return rows
 
@@ -147,7 +152,7 @@ def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
         ax.grid(True, axis="x", alpha=0.3)
         fig.tight_layout()
         name = f"ratios-{n}.png"
-        fig.savefig(outdir / name, dpi=110, bbox_inches="tight")
+        save_figure(fig, outdir / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
         out.append({"png": name, "title": f"ratio to reference ({n + 1}/{len(chunks)})"})
     if len(chunks) > max_images:

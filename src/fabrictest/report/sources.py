@@ -8,12 +8,12 @@ reports), `--perflog PATH` (a perflog file or a directory of them).
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .outfiles import writable_dir, writable_file, write_json
 from .results import (
     ResultsError,
     ResultSet,
@@ -22,6 +22,9 @@ from .results import (
     read_session,
     tag_query,
 )
+
+__all__ = ["KINDS", "Source", "check", "read", "reference_dir", "writable_dir",
+           "writable_file", "write_json"]
 
 KINDS = ("session", "tag", "report", "perflog")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -101,45 +104,3 @@ def reference_dir(option: str | None) -> Path:
     """The reference directory: ``--reference-dir``, else ``$RFM_REFERENCE_PREFIX`` (as
     ReFrame's runs), else ``reference`` under the current directory."""
     return Path(option or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
-
-
-def writable_file(option: str, path: str) -> None:
-    """Refuse an output file that could not be written (checked before any work)."""
-    p = Path(path)
-    if p.is_dir():
-        raise ResultsError(f"{option} {path}: is a directory")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise ResultsError(f"{option} {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ResultsError(f"{option} {path}: not writable")
-
-
-def writable_dir(option: str, path: str) -> Path:
-    """Create an output directory (or refuse it) before any work."""
-    p = Path(path)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ResultsError(f"{option} {path}: cannot create it ({err.strerror or err})") from err
-    if not os.access(p, os.W_OK):
-        raise ResultsError(f"{option} {path}: not writable")
-    probe = p / f".fabric-report-probe-{os.getpid()}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as err:
-        raise ResultsError(f"{option} {path}: cannot write in it ({err.strerror or err})") \
-            from err
-    return p
-
-
-def write_json(path: str, data: dict) -> None:
-    """`--json PATH`, written atomically (a reader never sees half a file)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
