@@ -171,6 +171,14 @@ def series(records: Sequence[PerfRecord], sessions: Mapping[str, dict]) -> list[
     return out
 
 
+def _pct(fraction: float) -> str:
+    """`16.0%`; never rounded to a whole loss it is not (0.999999 is `99.9999%`)."""
+    text = f"{100 * fraction:.1f}"
+    if text == "100.0" and fraction != 1:
+        text = f"{100 * fraction:.6g}"
+    return f"{text}%"
+
+
 def _worse(a: float, b: float, direction: str) -> bool:
     return a < b if direction == HIGHER else a > b
 
@@ -255,7 +263,7 @@ def _latest_session(h: FigureHistory, direction: str, tolerance: float, notes: l
             and abs(dev) > cp.SPIKE * noise):
         side = "below" if direction == HIGHER else "above"
         h.status, h.total, h.since, h.unconfirmed = "REGRESSED", dev, len(h.points) - 1, True
-        notes.insert(0, f"latest session {100 * abs(dev):.1f}% {side}, not yet confirmed")
+        notes.insert(0, f"latest session {_pct(abs(dev))} {side}, not yet confirmed")
 
 
 def _count_rule(h: FigureHistory, notes: list[str]) -> None:
