@@ -10,8 +10,14 @@ import math
 
 import pytest
 
-from fabrictest.report.ratios import BAND_VIEW, TICK_GAP, RatioRow, _axis_limits, ratio_plot, \
-    ticks_for
+from fabrictest.report.ratios import (
+    BAND_VIEW,
+    TICK_GAP,
+    RatioRow,
+    _axis_limits,
+    ratio_plot,
+    ticks_for,
+)
 
 
 def row(value, ref, lower=None, upper=None, pvar="bw", unit="Gbps"):
@@ -24,7 +30,7 @@ def test_tick_labels_keep_apart(lo, hi):
     ticks = ticks_for(lo, hi)
     assert 1 in ticks or not lo <= 1 <= hi
     width = math.log10(hi / lo)
-    gaps = [math.log10(b / a) for a, b in zip(ticks, ticks[1:])]
+    gaps = [math.log10(b / a) for a, b in zip(ticks, ticks[1:], strict=False)]
     assert all(g >= TICK_GAP * width - 1e-12 for g in gaps), (ticks, gaps)
     assert len(ticks) >= 3
 
