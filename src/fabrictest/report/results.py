@@ -61,7 +61,11 @@ class PerfRecord:
     @property
     def informational(self) -> bool:
         """The figure needs no reference: its test's ``informational_perf_vars`` (recorded in
-        run reports and stored sessions) name it."""
+        run reports and stored sessions) name it, or its system's reference file declares it
+        informational there (``informational_here``)."""
+        here = self.variables.get("informational_here") or []
+        if isinstance(here, list) and self.pvar in here:
+            return True
         pats = self.variables.get("informational_perf_vars") or []
         for p in pats if isinstance(pats, list) else []:
             try:
