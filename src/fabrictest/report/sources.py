@@ -49,7 +49,9 @@ class Source:
 
 
 def _report_files(value: str) -> list[str]:
-    if glob.has_magic(value):
+    """The files a `--report` names: the file itself when it exists (its name may hold
+    `[`), else the files its glob matches."""
+    if glob.has_magic(value) and not os.path.exists(value):
         return sorted(glob.glob(value))
     return [value]
 
