@@ -150,14 +150,26 @@ def _shapes() -> dict[str, tuple[dict | list, str]]:
 
 
 @pytest.mark.parametrize("name", list(_shapes()))
-def test_a_run_report_of_the_wrong_shape_is_one_line(tmp_path, two, name):
+def test_a_run_report_of_the_wrong_shape_is_refused_naming_the_place(name):
+    from fabrictest.report.results import ResultsError, read_report
+
     data, where = _shapes()[name]
+    with pytest.raises(ResultsError) as err:
+        read_report(data, "bad.json")
+    line = str(err.value)
+    assert line.startswith("bad.json: not a ReFrame run report") and where in line, line
+    assert "\n" not in line
+
+
+def test_every_command_refuses_a_run_report_of_the_wrong_shape_in_one_line(tmp_path, two):
+    data, where = _shapes()["a string test case"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     for cmd in (["compare", "--report", two[0], "--report", bad],
                 ["html", "--report", bad, "-o", tmp_path / "page"],
                 ["history", "--report", bad],
-                ["attribute", "--report", bad]):
+                ["attribute", "--report", bad],
+                ["calibrate", "--report", bad, "--dry-run", "-o", tmp_path / "x.yaml"]):
         line = _one_line(*fabric_report(*cmd))
-        assert line.startswith(f"fabric-report: {bad}: not a ReFrame run report"), (cmd, line)
-        assert line.endswith(where) or where in line, (cmd, line)
+        assert line == (f"fabric-report: {bad}: not a ReFrame run report: {where} (a "
+                        "mapping)"), (cmd, line)
