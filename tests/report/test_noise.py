@@ -15,6 +15,7 @@ import pytest
 from _rfm_sessions import fabric_report
 
 from fabrictest.report import compare as cmp
+from fabrictest.report import compare_text as ctext
 from fabrictest.report.direction import HIGHER, LOWER, better
 from fabrictest.report.results import PerfRecord
 
@@ -68,8 +69,8 @@ def test_one_session_per_side_is_no_evidence_either_way():
         (row,) = cmp.compare([_rec(a, "x", "end_to_end_growth")],
                              [_rec(b, "x", "end_to_end_growth")], 0.1)
         assert (row.status, row.note) == ("changed", f"changed by {pct} (noise unknown)")
-        assert cmp.status_text(row) == f"changed by {pct} (noise unknown)"
-        line, status = cmp.verdict([row], 0, 0.1)
+        assert ctext.status_text(row) == f"changed by {pct} (noise unknown)"
+        line, status = ctext.verdict([row], 0, 0.1)
         assert status == 0
         assert line == ("no evidence of regression; 1 figure changed by more than 10% with "
                         "one session per side: run 3 per side to judge (compared 1 figures, "

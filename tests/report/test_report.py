@@ -12,8 +12,10 @@ from _rfm_sessions import fabric_report
 from _rfm_sessions import reframe as _reframe
 
 from fabrictest.report import compare as cmp
+from fabrictest.report import compare_text as ctext
 from fabrictest.report.cli import main
-from fabrictest.report.results import load_perflogs, load_report_file, tag_query
+from fabrictest.report.perflogs import load_perflogs
+from fabrictest.report.results import load_report_file, tag_query
 
 
 def test_stored_sessions_are_listed_by_reframe(stored):
@@ -89,12 +91,12 @@ def test_against_references_a_figure_without_a_reference_in_a_passing_test():
     # informational, or -S missing_reference=warn: not judged, said, and not failing the gate
     rows = cmp.against_references([rec("bw", 10.0), rec("sim_bw", None)])
     assert [(r.status, r.note) for r in rows] == [("ok", ""), ("unreferenced", "no reference")]
-    line, status = cmp.verdict(rows, 0, None, against_references=True)
+    line, status = ctext.verdict(rows, 0, None, against_references=True)
     assert status == 0
     assert line == ("no figure regressed beyond their reference bands (compared 1 figures, 1 "
                     "without a reference, 0 unreadable entries in the sources)")
     rows = cmp.against_references([rec("bw", 10.0, "fail"), rec("sim_bw", None, "fail")])
-    assert cmp.verdict(rows, 0, None, against_references=True) == (
+    assert ctext.verdict(rows, 0, None, against_references=True) == (
         "no figure regressed beyond their reference bands; 1 figure without a reference in "
         "failed tests (compared 1 figures, 1 without a reference (1 of them in failed tests), "
         "0 unreadable entries in the sources); failing: T sim_bw (no reference)", 1)

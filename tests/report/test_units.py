@@ -22,7 +22,8 @@ from _reports import write
 from _rfm_sessions import fabric_report
 
 from fabrictest.report.compare import compare
-from fabrictest.report.results import PerfRecord, read_perflogs
+from fabrictest.report.perflogs import read_perflogs
+from fabrictest.report.results import PerfRecord
 
 DATA = Path(__file__).resolve().parent / "data"
 

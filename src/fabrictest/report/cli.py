@@ -29,15 +29,8 @@ from pathlib import Path
 from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
 from .calibrate_cmd import cmd_calibrate
-from .compare import (
-    NOISE_FACTOR,
-    against_references,
-    compare,
-    compared,
-    headline,
-    render_table,
-    verdict,
-)
+from .compare import NOISE_FACTOR, against_references, compare
+from .compare_text import compared, headline, render_table, verdict
 from .history_cmd import add_parser as add_history
 from .outfiles import write_text
 from .results import ResultsError, ResultSet, mixed_checkouts

@@ -157,7 +157,7 @@ def add_parser(sub, tolerance_type) -> None:
         "history", help="change points of every figure over the stored sessions",
         description=f"Per figure (test, scenario, system, figure: size, link or node), its "
                     f"values over the sessions in the order they ran, and its change points "
-                    f"(ruptures' PELT, then a rank test: at least {100 * CONFIDENCE:g}% sure; "
+                    f"(PELT, as ruptures', then a rank test: at least {100 * CONFIDENCE:g}% sure; "
                     f"a lone outlier is not one). Needs {MIN_SESSIONS} sessions of a figure. "
                     "Exit 1 when a figure regressed beyond --tolerance: its latest level "
                     "against the last stable level before its first regression, or its "

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from fabrictest.parsers.counters import KINDS
 
-from .compare import CompareRow, noise_text, status_text
+from .compare import CompareRow
+from .compare_text import noise_text, status_text
 from .impact import impact_section
 from .ratios import RatioRow, per_node
 from .results import PerfRecord

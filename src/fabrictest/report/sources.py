@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .outfiles import writable_dir, writable_file, write_json
+from .perflogs import read_perflogs
 from .results import (
     ResultsError,
     ResultSet,
-    read_perflogs,
     read_report_file,
     read_session,
     tag_query,
