@@ -332,13 +332,13 @@ def test_no_stored_session_is_nothing_to_read(tmp_path):
 
 def test_pelt_finds_what_ruptures_pelt_finds():
     """`changepoints.pelt` is ruptures' `Pelt(model="l2", min_size=2, jump=1)` on cumulative
-    sums: the same change points on 200 random series with 0-5 steps (ruptures' own took 16
+    sums: the same change points on 80 random series with 0-5 steps (ruptures' own took 16
     minutes for one figure of 10,000 sessions; bench/bench_history_scale.py)."""
     import ruptures
 
     rng = np.random.default_rng(11)
-    for _ in range(200):
-        n = int(rng.integers(cp.MIN_SESSIONS, 120))
+    for _ in range(80):
+        n = int(rng.integers(cp.MIN_SESSIONS, 60))
         x = rng.standard_normal(n)
         for _step in range(int(rng.integers(0, 6))):
             x[int(rng.integers(1, n)):] += rng.normal(0, 4)
