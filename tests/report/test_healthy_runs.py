@@ -44,3 +44,4 @@ def test_html_of_two_healthy_runs_has_no_red(tmp_path):
     assert HEAD.match(verdict) and "0 of 16 figures with a reference are outside its band" \
         in verdict, verdict
     assert "(noise unknown)" in page and "A figure is called regressed only with evidence" in page
+    assert "<td>pass (informational)</td>" in page  # the all figures table

@@ -61,7 +61,8 @@ def _records_table(records: Sequence[PerfRecord], limit: int = 400) -> str:
             f'<tr class="{cls}"><td>{_e(r.test)}</td><td>{_e(r.sysenv)}</td>'
             f"<td>{_e(r.nodes_expr)}</td><td>{_e(r.pvar)}</td><td class=num>{_n(r.value)}</td>"
             f"<td>{_e(r.unit)}</td><td class=num>{_n(r.ref)}</td>"
-            f"<td class=num>{_n(lo)} .. {_n(hi)}</td><td>{_e(r.result)}</td></tr>"
+            f"<td class=num>{_n(lo)} .. {_n(hi)}</td><td>{_e(r.result)}"
+            f"{' (informational)' if r.informational else ''}</td></tr>"
         )
     more = (f'<p class="note">{len(records) - limit} more rows left out.</p>'
             if len(records) > limit else "")
