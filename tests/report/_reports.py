@@ -40,3 +40,20 @@ def write(out: Path, sessions: list[dict], name: str = "run", **kw) -> str:
     for i, figures in enumerate(sessions):
         (out / f"{name}-{i:05d}.json").write_text(json.dumps(report(i, figures, **kw)))
     return str(out / f"{name}-*.json")
+
+
+def fabric_report(*args) -> tuple[int, str, str]:
+    """`fabric-report ARGS` in this process (as the command runs it, without its start-up
+    cost): (exit status, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from fabrictest.report.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as stop:  # argparse's usage errors
+            rc = stop.code if isinstance(stop.code, int) else 2
+    return rc, out.getvalue(), err.getvalue()

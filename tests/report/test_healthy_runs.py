@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from _rfm_sessions import fabric_report
+from _reports import fabric_report
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS = [DATA / "run-report-local-healthy-1.json", DATA / "run-report-local-healthy-2.json"]

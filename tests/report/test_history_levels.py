@@ -14,8 +14,7 @@ import re
 
 import numpy as np
 import pytest
-from _reports import write
-from _rfm_sessions import fabric_report
+from _reports import fabric_report, write
 
 
 def _levels(*steps: tuple[int, float], noise: float = 0.004, seed: int = 3) -> list[float]:

@@ -15,8 +15,7 @@ import os
 import stat
 
 import pytest
-from _reports import report, write
-from _rfm_sessions import fabric_report
+from _reports import fabric_report, report, write
 
 FIG = {"bw": (100.0, "MB/s")}
 

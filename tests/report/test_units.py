@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _reports import write
-from _rfm_sessions import fabric_report
+from _reports import fabric_report, write
 
 from fabrictest.report.compare import compare
 from fabrictest.report.perflogs import read_perflogs
