@@ -43,6 +43,7 @@ def runs_on(part, ppn: int | None, num_nodes: int | None) -> tuple[int, int, boo
 
 @rfm.simple_test
 class AllToManyTest(FabricTest):
+    descr = "all-to-many Isend/Irecv/Waitall timings of the all-to-many (Cori) notes"
     scenario = variable(str, value="all-to-many")
     iterations = parameter(ITERATIONS)
     #: message block unit size (bytes), -b (the all-to-many (Cori) notes: 32)
@@ -133,6 +134,7 @@ class AllToManyScalingTest(FabricTest):
     """The all-to-many (Cori) notes' degradation check over the AllToManyTest runs of this
     partition (no job of its own: a local `true`), judged against its references like every
     FabricTest."""
+    descr = "all-to-many: time per iteration must not grow from 2 to 32 iterations"
 
     scenario = variable(str, value="all-to-many")
     #: largest accepted growth of the time per iteration from 2 to 32 iterations

@@ -22,6 +22,7 @@ from fabrictest.parsers.bisection import missing, parse_bisection
 
 @rfm.simple_test
 class BisectionTest(FabricTest):
+    descr = "bisection bandwidth: each rank exchanges with its partner across the machine's halves"
     scenario = variable(str, value="bisection")
     #: ranks per node; unset: the partition's ranks_per_node
     ppn = variable(int, type(None), value=None)

@@ -41,6 +41,7 @@ QUICK = {"lat_size": 8, "lat_iters": 200, "bw_size": 512 << 10, "bw_window": 8,
 
 @rfm.simple_test
 class CongestionTest(FabricTest):
+    descr = "congestion impact: a victim pair isolated and under incast or all-to-all aggressors"
     scenario = variable(str, value="congestion")
     aggressors = parameter(["incast", "all-to-all"])
 

@@ -38,6 +38,7 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
     gave the partition its ``osu``/``imb``/``perftest`` feature. Tests that need one declare it
     in ``requires``, so they only run where the partition has it.
     """
+    descr = "the suite's programs built once per partition, and where each benchmark binary is"
 
     valid_systems = ["*"]
     valid_prog_environs = ["*"]

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ def reference_path(system: str, file: str = "") -> str:
     return os.path.join(prefix, file or f"{system}.yaml")
 
 
+def _g(x) -> str:
+    return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
+
+
 def miss_words(value: float, ref: float, lower, upper) -> str:
     """``is 15 % below its reference 0.19 (lower bound -5 %)`` (or above and the upper bound)."""
     above = upper is not None and value > ref * (1 + upper) if ref >= 0 else False
@@ -57,6 +62,15 @@ def miss_words(value: float, ref: float, lower, upper) -> str:
 
 
 
+@sn.deferrable
+def printable(value):
+    """A figure without float noise (1.7380000000000001e-06 -> 1.738e-06): 10 significant
+    digits, more than any benchmark prints or any measurement resolves."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.10g}")
+    return value
+
+
 @dataclass
 class ReferenceState:
     """What the references plugin learnt about one test case (kept in one attribute of ours,
@@ -68,6 +82,12 @@ class ReferenceState:
     unit_errors: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
     unreferenced: list[str] = field(default_factory=list)
+    #: why the figures the file gives no reference on this system are informational here
+    informational: str | None = None
+
+
+#: (class, system) pairs whose informational figures this run has already said
+_SAID_INFORMATIONAL: set[tuple[str, str]] = set()
 
 
 class ReferenceChecks(rfm.RegressionTestPlugin):
@@ -79,6 +99,9 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
     reference_file = variable(str, value="")
     #: regexes of informational performance variables that need no reference
     informational_perf_vars = variable(typ.List[str], value=[])
+    #: set by the base before the performance stage: the figures informational on this system
+    #: (its reference file's `informational:` reason; the run report carries it); not an input
+    informational_here = variable(typ.List[str], value=[])
     #: {regex: headline}: per-item variables checked against the headline's reference
     reference_aliases = variable(typ.Dict[str, str], value={})
     #: set by the base before the performance stage: the effective values of the shaping
@@ -108,6 +131,9 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             raise ReferenceParseError(f"{err} ({path})") from None
         if type(self).__name__ not in state.file.classes:
             state.problem = f"{type(self).__name__} has no entry in {path}"
+        else:
+            state.informational = state.file.classes[type(self).__name__].informational_reason(
+                self.current_system.name)
 
     def reference_entry(self) -> tuple[tuple[str, ...], dict]:
         """This test's entry in the reference file: its key path and its references (found the
@@ -189,10 +215,21 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
                 state.refused.setdefault(var, state.refused[source])
             elif source in found:
                 judged[var] = source
-        state.unreferenced = [
-            v for v in self.perf_variables if v not in judged and not self.informational(v)
-        ]
+        unjudged = [v for v in self.perf_variables if v not in judged and v not in state.refused
+                    and not self.informational(v)]
+        if state.informational:  # figures this system's file declares informational
+            self.informational_here = unjudged
+            if unjudged and (name, system) not in _SAID_INFORMATIONAL:
+                _SAID_INFORMATIONAL.add((name, system))
+                getlogger().info(f"{name} on {system}: {', '.join(unjudged)} informational "
+                                 f"here, not judged ({state.informational})")
+            unjudged = []
+        state.unreferenced = unjudged + [
+            v for v in self.perf_variables if v not in judged and v in state.refused
+            and not self.informational(v)]
         self.reference = refs.for_reframe(state.file, name, keys, judged) if judged else {}
+        for var, func in list(self.perf_variables.items()):  # what ReFrame prints and stores
+            self.perf_variables[var] = sn.make_performance_function(printable(func), func.unit)
 
     @run_after("performance")
     def _report_missing_reference(self):
@@ -248,10 +285,11 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             context = ", ".join(x for x in (getattr(self, "scenario", ""), where) if x)
             subject = f"{who} ({context})" if who and context else (who or context)
             drop = miss_words(value, ref, lower, upper)
-            lines.append(f"{subject}: {self.headline_of(var)} {value:.3g} {unit} {drop}")
+            lines.append(f"{subject}: {self.headline_of(var)} {value:.4g} {unit} {drop}")
             if self.headline_of(var) == var:  # ReFrame's wording, for the headline figures
                 low, high = sn.reference_bounds(ref, lower, upper)
-                figures.append(f"{var}={value} {unit}, expected {ref} (l={low}, u={high})")
+                figures.append(f"{var}={value:.4g} {unit}, expected {ref:.4g} "
+                               f"(l={_g(low)}, u={_g(high)})")
         if not lines:
             return reframe_message
         tail = f" [{'; '.join(figures)}]" if figures else ""

@@ -125,6 +125,7 @@ class GpcnetBase(FabricTest):
 
 @rfm.simple_test
 class GpcnetNetworkTest(GpcnetBase):
+    descr = "GPCNeT network_test: ring latency, bandwidth, allreduce, alltoall on the partition"
     scenario = variable(str, value="gpcnet-network")
     program = "network_test"
 
@@ -155,6 +156,7 @@ class GpcnetNetworkTest(GpcnetBase):
 
 @rfm.simple_test
 class GpcnetLoadTest(GpcnetBase):
+    descr = "GPCNeT network_load_test: congestion impact factors on 95 % of the partition's nodes"
     scenario = variable(str, value="gpcnet-load")
     program = "network_load_test"
 

@@ -19,6 +19,7 @@ from fabrictest.parsers.health import missing, parse_health
 
 @rfm.simple_test
 class NicHealthTest(FabricTest):
+    descr = "NIC pre-flight health on every node: port, link, MTU, rate, GID (fabric-health)"
     scenario = variable(str, value="health")
     executable = "fabric-health"
     time_limit = "5m"

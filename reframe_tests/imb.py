@@ -21,6 +21,7 @@ from fabrictest.parsers.imb import missing, parse_imb
 
 @rfm.simple_test
 class ImbTest(FabricTest):
+    descr = "IMB PingPong, Uniband and Biband between two nodes over RDMA or TCP"
     scenario = variable(str, value="paired")
     benchmark = parameter(["PingPong", "Uniband", "Biband"])
     transport = parameter(["rdma", "tcp"])

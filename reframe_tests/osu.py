@@ -84,6 +84,7 @@ class OsuBase(FabricTest):
 
 @rfm.simple_test
 class OsuPt2PtTest(OsuBase):
+    descr = "OSU point-to-point latency and bandwidth between two nodes, one rank each"
     scenario = variable(str, value="paired")
     benchmark = parameter(["osu_latency", "osu_bw", "osu_bibw", "osu_get_bw"])
 
@@ -121,6 +122,7 @@ class OsuPt2PtTest(OsuBase):
 
 @rfm.simple_test
 class OsuMbwMrTest(OsuBase):
+    descr = "OSU multi-pair bandwidth and message rate over a switch, group or global node set"
     shaped_by = ("max_size", "osu_iterations", "mbw_nodes")
     scenario = variable(str, value="paired")
     scope = parameter(["switch", "group", "global"])
@@ -190,6 +192,7 @@ class OsuMbwMrTest(OsuBase):
 
 @rfm.simple_test
 class OsuGpuAwareTest(OsuBase):
+    descr = "OSU GPU-aware bandwidth host and device buffers: D-D must reach a fraction of H-H"
     scenario = variable(str, value="gpu-aware")
     benchmark = parameter(["osu_bw", "osu_bibw"])
     #: D-D bandwidth must reach this fraction of H-H (the Crusher GPU notes: 10.9/19.5 = 0.56 fails)

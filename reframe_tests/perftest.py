@@ -19,6 +19,7 @@ from fabrictest.txrx.options import DEFAULT_MSG_SIZE
 
 @rfm.simple_test
 class PerftestWriteBwTest(FabricTest):
+    descr = "perftest ib_write_bw between two nodes: the line-rate anchor of the tx/rx figures"
     scenario = variable(str, value="paired")
     connection = variable(str, value="UC")
     #: bytes per message: the tx/rx tool's default, whose figures this one anchors

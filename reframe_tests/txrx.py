@@ -37,6 +37,7 @@ from fabrictest.txrx.options import (
 
 @rfm.simple_test
 class TxRxTest(FabricTest):
+    descr = "tx/rx streams of the SEREN tx/rx notes (RDMA WRITE or MPI): per stream, node and link"
     scenario = parameter(["same-node", "paired", "many-to-one", "pairs-of-three"])
     span = parameter(["one", "many"])
     method = parameter(["mpi", "rdma"])

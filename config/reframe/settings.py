@@ -212,8 +212,10 @@ def build() -> dict:
                             "%(check_environ)s|%(check_jobid)s|%(check_result)s|"
                             "%(check_perfvalues)s"
                         ),
+                        # each figure's name first: the scenarios sharing a file have other
+                        # figures than its header (fabric-report reads them by name)
                         "format_perfvars": (
-                            "%(check_perf_value)s|%(check_perf_unit)s|"
+                            "%(check_perf_var)s|%(check_perf_value)s|%(check_perf_unit)s|"
                             "%(check_perf_ref)s|%(check_perf_lower_thres)s|"
                             "%(check_perf_upper_thres)s|"
                         ),

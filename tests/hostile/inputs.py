@@ -170,12 +170,16 @@ def write_all(d: Path) -> Path:
         "dup.yaml": local.replace("          stream_gbps: [3.789, -0.5, null, Gbps]\n",
                                   "          stream_gbps: [3.789, -0.5, null, Gbps]\n"
                                   "          stream_gbps: [0.001, -0.5, null, Gbps]\n"),
-        "tiny.yaml": local.replace("node_bw: [19500.0, -0.99, null, MB/s]",
-                                   "node_bw: [1.0e-300, -0.5, null, MB/s]"),
+        # bisection and all-to-many are informational on local (no entry): the slip adds one
+        "tiny.yaml": local.replace("BisectionTest:\n  $index: ['$system']\n",
+                                   "BisectionTest:\n  $index: ['$system']\n  local:\n"
+                                   "    node_bw: [1.0e-300, -0.5, null, MB/s]\n"),
         "lower.yaml": local.replace("stream_gbps: [5.15, -0.5, null, Gbps]",
                                     "stream_gbps: [5.15, -0.99999, null, Gbps]"),
-        "upper.yaml": local.replace("t_per_iteration: [0.001, null, 99.0, s]",
-                                    "t_per_iteration: [0.001, null, 1.0e+308, s]"),
+        "upper.yaml": local.replace("AllToManyTest:\n  $index: ['$system', 'iterations']\n",
+                                    "AllToManyTest:\n  $index: ['$system', 'iterations']\n"
+                                    "  local:\n    2:\n"
+                                    "      t_per_iteration: [0.001, null, 1.0e+308, s]\n"),
         "time_from_below.yaml": local.replace("end_to_end_growth: [1.0, null, 0.5, x]",
                                               "end_to_end_growth: [1.0, -0.5, null, x]"),
         "subnormal.yaml": local.replace("latency: [1.0, null, 49.0, us]",

@@ -228,7 +228,8 @@ def _rfm_line(case: Case, results: dict) -> tuple[str, dict]:
     if batch == "locked":
         return res["text"], res
     if batch == "good" and test == "loose":
-        said = [ln for ln in res["text"].splitlines() if "catches only" in ln]
+        said = [ln for ln in res["text"].splitlines()
+                if "catches only" in ln or "informational here" in ln]
         return (said[0] if said else "no line says what a loose bound catches"), res
     if batch == "good" and test == "perflogs":
         logs = sorted(p.name for p in (res["work"] / "perflogs").rglob("*") if p.is_file())

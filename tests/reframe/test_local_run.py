@@ -51,6 +51,20 @@ def test_local_suite_passes(local_run):
     assert "P: node_bw:" in local_run.output and "P: aggregate_bw:" in local_run.output
 
 
+def test_the_first_run_on_local_is_quiet(local_run):
+    """Issue 30: no "catches only a rise over 99900 %" lines (all-to-many's timings and
+    bisection's bandwidth are informational on local, said once per class), and no float
+    noise in the figures (3.2349999999999995e-07)."""
+    out = local_run.output
+    assert "catches only" not in out
+    said = sorted(ln.split(" on local:")[0] for ln in out.splitlines()
+                  if "informational here, not judged" in ln)
+    assert said == ["AllToManyTest", "BisectionTest"], said
+    figures = re.findall(r"^P: \S+: (\S+) ", out, re.M)
+    digits = {f: len(f.split("e")[0].lstrip("-").replace(".", "").lstrip("0")) for f in figures}
+    assert figures and max(digits.values()) <= 10, digits  # 1.738e-06, not 1.7380000000000001e-06
+
+
 def test_local_skips_nothing(local_run):
     """Nothing static skips on local: a case that needs more nodes (or ranks per host) than local
     has is not instantiated at all (not listed, not run), and OSU/IMB without a build neither

@@ -84,8 +84,9 @@ def test_calibrated_file_loads_and_reframe_applies_it(sessions, tmp_path):
     rc, out, err = fabric_report("calibrate", "--tag", "calib=healthy", "--reference-dir", refs,
                                  *LOOSE, env=env)
     assert rc == 0, err
-    assert out.splitlines()[-1] == (f"wrote {refs / 'local.yaml'}: 5 entries (0 added, "
-                                    "5 replaced) from 3 sessions of local")
+    # bisection is informational on local (no entry): calibrating gives it one
+    assert out.splitlines()[-1] == (f"wrote {refs / 'local.yaml'}: 5 entries (2 added, "
+                                    "3 replaced) from 3 sessions of local")
     text = (refs / "local.yaml").read_text()
     ref_file = references.load(refs / "local.yaml")  # the suite's own validation
     got = {(c, v) for c, cr in ref_file.classes.items() for _k, vals in cr.entries.items()
@@ -96,6 +97,7 @@ def test_calibrated_file_loads_and_reframe_applies_it(sessions, tmp_path):
     assert node_bw.lower == -0.95 and node_bw.upper is None and node_bw.unit == "MB/s"
     prov = bis.provenance["local"]
     assert prov["measured_by"] == "fabric-report calibrate"
+    assert "informational" not in prov and bis.informational_reason("local") is None
     assert sorted(s["uuid"] for s in prov["calibration"]["sessions"]) == sorted(uuids)
     assert all(s["host"] and s["reframe"] == "4.10.4" and s["extras"] == {"calib": "healthy"}
                for s in prov["calibration"]["sessions"])
@@ -271,8 +273,8 @@ def test_a_figure_missing_from_a_session_is_refused(sessions, tmp_path):
     rc, out, err = fabric_report("calibrate", "--report", glob, "--exclude", "TxRxTest", "-o",
                                  target, env=env)
     assert rc == 0, err
-    assert out.splitlines()[-1].endswith("2 entries (0 added, 2 replaced) from 3 sessions of "
-                                         "local")
+    assert out.splitlines()[-1].endswith("2 entries (2 added, 0 replaced) from 3 sessions of "
+                                         "local")  # bisection: informational on local
 
 
 def test_a_spread_too_wide_for_a_bound_that_can_fail_is_refused(sessions, tmp_path):
@@ -397,8 +399,35 @@ META = {"command": "fabric-report calibrate --tag x=y", "date": "2026-11-23T00:0
                       "host": "h", "reframe": "4.10.4"} for i in range(3)]}
 
 
-def test_merge_unshares_a_yaml_alias_and_keeps_the_rest(tmp_path):
+#: local's all-to-many entries as they were before they became informational there: four
+#: iteration counts sharing one mapping through a YAML alias
+A2M_ALIASED = """AllToManyTest:
+  $index: ['$system', 'iterations']
+  local:
+    2: &a2m_local
+      t_irecv: [0.001, null, 999.0, s]
+      t_isend: [0.001, null, 999.0, s]
+    8: *a2m_local
+    16: *a2m_local
+    32: *a2m_local
+"""
+
+
+def _local_with_an_alias() -> str:
     text = (ROOT / "reference" / "local.yaml").read_text()
+    head = "AllToManyTest:\n  $index: ['$system', 'iterations']\n"
+    assert head in text
+    text = text.replace(head, A2M_ALIASED)
+    return re.sub(r"(  AllToManyTest:\n    local:\n(?:      .*\n)*?)      informational: ",
+                  r"\1      loose: ", text)
+
+
+def test_merge_unshares_a_yaml_alias_and_keeps_the_rest(tmp_path):
+    text = _local_with_an_alias()
+    references.load(ROOT / "reference" / "local.yaml")  # the repository's
+    p = tmp_path / "local.yaml"
+    p.write_text(text)
+    references.load(p)  # and the aliased one
     calib = cal.Calibration("local", ["a", "b", "c"], [
         _entry("AllToManyTest", (2,), "t_irecv", 0.0004, None, 0.2, "s"),
         _entry("NewTest", ("x",), "bw", 10.0, -0.05, None, "MB/s"),

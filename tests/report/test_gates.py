@@ -156,24 +156,22 @@ def test_against_references_needs_a_figure_with_a_reference(inputs):
 def test_exit_0_only_when_figures_were_compared_and_none_regressed(inputs):
     rc, out, err = fabric_report("compare", "--report", inputs["pre"], "--report", inputs["pre"])
     assert rc == 0 and err == ""
-    assert out.splitlines()[-1] == ("compared 24 figures: 0 regressed beyond 10%; noise "
-                                    "unknown for 24 (fewer than 3 sessions on a side), "
-                                    "could not read 0")
+    assert out.splitlines()[-1] == ("no evidence of regression (compared 24 figures, 0 "
+                                    "unreadable entries in the sources)")
     rc, out, _err = fabric_report("compare", "--report", inputs["pre"], "--report",
                                   inputs["post"])
     assert rc == 1
-    assert out.splitlines()[-1].startswith("compared 24 figures: 22 regressed beyond 10%; "
-                                           "noise unknown for 24 (fewer than 3 sessions on a "
-                                           "side), could not read 0: TinyFabric")
+    assert out.splitlines()[-1].startswith(
+        "22 of 24 figures regressed beyond the noise or outside their reference band "
+        "(compared 24 figures, 0 unreadable entries in the sources); failing: TinyFabric")
 
 
 def test_unreadable_lines_are_counted(inputs):
     rc, out, _err = fabric_report("compare", "--perflog", inputs["d"] / "half-garbage.log",
                                   "--perflog", inputs["d"] / "half-garbage.log")
     assert rc == 0
-    assert out.splitlines()[-1] == ("compared 24 figures: 0 regressed beyond 10%; noise "
-                                    "unknown for 24 (fewer than 3 sessions on a side), "
-                                    "could not read 4")
+    assert out.splitlines()[-1] == ("no evidence of regression (compared 24 figures, 4 "
+                                    "unreadable entries in the sources)")
 
 
 def test_a_figure_missing_from_the_target_fails_unless_allowed(inputs):
@@ -181,15 +179,15 @@ def test_a_figure_missing_from_the_target_fails_unless_allowed(inputs):
     rc, out, _err = fabric_report("compare", "--report", inputs["pre"], "--report", one)
     assert rc == 1
     last = out.splitlines()[-1]
-    assert last.startswith("compared 12 figures: 0 regressed beyond 10%, 12 missing from the "
-                           "target; noise unknown for 12 (fewer than 3 sessions on a side), "
-                           "could not read 0: TinyFabric %scenario=paired")
+    assert last.startswith("no evidence of regression; 12 figures missing from the target "
+                           "(compared 12 figures, 12 missing from the target, 0 unreadable "
+                           "entries in the sources); failing: TinyFabric %scenario=paired")
     rc, out, _err = fabric_report("compare", "--allow-missing", "--report", inputs["pre"],
                                   "--report", one)
     assert rc == 0
-    assert out.splitlines()[-1] == ("compared 12 figures: 0 regressed beyond 10%, 12 missing "
-                                    "from the target (allowed); noise unknown for 12 (fewer "
-                                    "than 3 sessions on a side), could not read 0")
+    assert out.splitlines()[-1] == ("no evidence of regression (compared 12 figures, 12 "
+                                    "missing from the target (allowed), 0 unreadable entries "
+                                    "in the sources)")
 
 
 def test_html_refuses_what_it_cannot_do_before_any_work(inputs, tmp_path):
@@ -211,4 +209,5 @@ def test_html_refuses_what_it_cannot_do_before_any_work(inputs, tmp_path):
     rc, out, err = fabric_report("html", "--report", inputs["pre"], "-o", tmp_path / "ok")
     assert rc == 0, err
     assert out.splitlines()[0] == (f"wrote {tmp_path / 'ok' / 'index.html'} (24 figures, "
-                                   "0 sweeps; could not read 0)")
+                                   "0 sweeps, 0 unreadable entries); no figure regressed "
+                                   "beyond their reference bands")

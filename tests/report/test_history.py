@@ -188,7 +188,8 @@ def test_a_5_percent_step_fails_the_gate_naming_the_session(template, tmp_path):
     assert re.search(r" -[45]\.\d% ", row)
     last = out.splitlines()[-1]
     assert last.startswith("history of 1 figures over 20 sessions: 1 change points in 1 "
-                           "figures, 1 regressed beyond 3% at their latest change point")
+                           "figures, 1 regressed beyond 3%; regressed: TinyFabric "
+                           "%scenario=paired bw ")
     data = json.loads((tmp_path / "h.json").read_text())
     (fig,) = data["figures"]
     assert fig["status"] == "REGRESSED" and fig["change_points"][0]["index"] == 11
@@ -327,3 +328,21 @@ def test_no_stored_session_is_nothing_to_read(tmp_path):
                                  env=env, cwd=tmp_path)
     assert rc == 2 and err.strip() == ("fabric-report: no stored session matches "
                                        "\"20261101T0000:now?stack=='x'\"")
+
+
+def test_pelt_finds_what_ruptures_pelt_finds():
+    """`changepoints.pelt` is ruptures' `Pelt(model="l2", min_size=2, jump=1)` on cumulative
+    sums: the same change points on 80 random series with 0-5 steps (ruptures' own took 16
+    minutes for one figure of 10,000 sessions; bench/bench_history_scale.py)."""
+    import ruptures
+
+    rng = np.random.default_rng(11)
+    for _ in range(80):
+        n = int(rng.integers(cp.MIN_SESSIONS, 60))
+        x = rng.standard_normal(n)
+        for _step in range(int(rng.integers(0, 6))):
+            x[int(rng.integers(1, n)):] += rng.normal(0, 4)
+        pen = cp.PENALTY * math.log(n)
+        theirs = ruptures.Pelt(model="l2", min_size=2, jump=1).fit(x.reshape(-1, 1)).predict(
+            pen=pen)[:-1]
+        assert cp.pelt(x, pen) == theirs, (n, x)

@@ -15,6 +15,7 @@ import pytest
 from _rfm_sessions import fabric_report
 
 from fabrictest.report import compare as cmp
+from fabrictest.report import compare_text as ctext
 from fabrictest.report.direction import HIGHER, LOWER, better
 from fabrictest.report.results import PerfRecord
 
@@ -44,16 +45,36 @@ def _rec(v, unit="Gbps", pvar="bw", session="s1"):
     return PerfRecord("T", "T", "s", "p", "e", pvar, v, unit, nodes=["n1"], session=session)
 
 
+def _three(v, unit, pvar):
+    return [_rec(v * (1 + d), unit, pvar, session=f"s{i}")
+            for i, d in enumerate((0.0, 0.01, -0.01))]
+
+
 def test_a_falling_growth_factor_is_an_improvement():
-    rows = cmp.compare([_rec(0.50, "x", "end_to_end_growth")],
-                       [_rec(0.32, "x", "end_to_end_growth")], 0.1)
+    rows = cmp.compare(_three(0.50, "x", "end_to_end_growth"),
+                       _three(0.32, "x", "end_to_end_growth"), 0.1)
     assert rows[0].status == "improved"
-    rows = cmp.compare([_rec(0.32, "x", "end_to_end_growth")],
-                       [_rec(0.50, "x", "end_to_end_growth")], 0.1)
-    assert rows[0].status == "REGRESSED"
+    rows = cmp.compare(_three(0.32, "x", "end_to_end_growth"),
+                       _three(0.50, "x", "end_to_end_growth"), 0.1)
+    assert rows[0].status == "REGRESSED" and rows[0].note == "beyond the noise"
     rows = cmp.compare([_rec(2, "rounds", "rounds_used")], [_rec(3, "rounds", "rounds_used")],
                        0.1)
     assert rows[0].status == "changed"
+
+
+def test_one_session_per_side_is_no_evidence_either_way():
+    """Issue 30: a move with the noise unknown is "changed by X % (noise unknown)", neutral,
+    in either direction; the verdict says how many and what would judge them (exit 0)."""
+    for a, b, pct in ((0.32, 0.50, "+56.2%"), (0.50, 0.32, "-36.0%")):
+        (row,) = cmp.compare([_rec(a, "x", "end_to_end_growth")],
+                             [_rec(b, "x", "end_to_end_growth")], 0.1)
+        assert (row.status, row.note) == ("changed", f"changed by {pct} (noise unknown)")
+        assert ctext.status_text(row) == f"changed by {pct} (noise unknown)"
+        line, status = ctext.verdict([row], 0, 0.1)
+        assert status == 0
+        assert line == ("no evidence of regression; 1 figure changed by more than 10% with "
+                        "one session per side: run 3 per side to judge (compared 1 figures, "
+                        "0 unreadable entries in the sources)")
 
 
 def test_against_references_uses_the_direction_of_a_growth():
@@ -121,8 +142,10 @@ def test_a_drop_beyond_the_noise_regresses(template, tmp_path):
     assert "noise base (n)" in head and "noise target (n)" in head and "beyond noise" in head
     line = next(ln for ln in out.splitlines() if " bw " in ln)
     assert "±1.5% (3)" in line and " yes " in line
-    assert out.splitlines()[-1].startswith("compared 3 figures: 2 regressed beyond 10%; "
-                                           "could not read 0: TinyFabric")
+    assert out.splitlines()[-1].startswith(
+        "2 of 3 figures regressed beyond the noise or outside their reference band "
+        "(compared 3 figures, 0 unreadable entries in the sources); failing: TinyFabric "
+        "%scenario=paired bw (-15.0%), TinyFabric %scenario=paired lat (+20.0%)")
 
 
 def test_a_drop_within_the_noise_is_not_a_regression(template, tmp_path):
@@ -134,8 +157,8 @@ def test_a_drop_within_the_noise_is_not_a_regression(template, tmp_path):
     assert rc == 0
     assert rows["bw"]["status"] == "noise" and rows["bw"]["beyond_noise"] is False
     assert rows["bw"]["note"] == "regressed by -15.0%, within the noise"
-    assert out.splitlines()[-1] == ("compared 1 figures: 0 regressed beyond 10%; 1 moved within "
-                                    "the noise, could not read 0")
+    assert out.splitlines()[-1] == ("no evidence of regression (compared 1 figures, 1 moved "
+                                    "within the noise, 0 unreadable entries in the sources)")
     # spreads of 3.0% and 3.7%: a 20% drop is beyond 3 times their combination (14%), not
     # beyond 5 times (24%)
     tight_base = _sessions(template, tmp_path, "tb", [
@@ -149,19 +172,23 @@ def test_a_drop_within_the_noise_is_not_a_regression(template, tmp_path):
     assert rows["bw"]["status"] == "noise"
 
 
-def test_too_few_sessions_to_tell_falls_back_to_the_tolerance(template, tmp_path):
+def test_too_few_sessions_to_tell_is_a_change_not_a_regression(template, tmp_path):
+    """Two sessions on a side: the noise is unknown, so a 15 % drop is no evidence of a
+    regression (issue 30): "changed", exit 0, and the verdict says what would judge it."""
     base = _sessions(template, tmp_path, "base", [
         {"bw": 100.0}, {"bw": 130.0}, {"bw": 70.0}], UNITS)
     target = _sessions(template, tmp_path, "target", [{"bw": 85.0}, {"bw": 86.0}], UNITS)
     rc, out, rows = _rows(tmp_path, "--report", base, "--report", target)
-    assert rc == 1
-    assert rows["bw"]["status"] == "REGRESSED" and rows["bw"]["beyond_noise"] is None
+    assert rc == 0
+    assert rows["bw"]["status"] == "changed" and rows["bw"]["beyond_noise"] is None
+    assert rows["bw"]["note"] == "changed by -14.5% (noise unknown)"
     assert rows["bw"]["n_target"] == 2 and rows["bw"]["noise_target"] is None
     line = next(ln for ln in out.splitlines() if " bw " in ln)
-    assert "? (2)" in line
-    assert out.splitlines()[-1].startswith(
-        "compared 1 figures: 1 regressed beyond 10%; noise unknown for 1 (fewer than 3 "
-        "sessions on a side), could not read 0")
+    assert "? (2)" in line and "changed by -14.5% (noise unknown)" in line
+    assert out.splitlines()[-1] == (
+        "no evidence of regression; 1 figure changed by more than 10% with fewer than 3 "
+        "sessions on a side: run 3 per side to judge (compared 1 figures, 0 unreadable "
+        "entries in the sources)")
 
 
 def test_a_noise_factor_that_makes_no_sense_is_refused(template, tmp_path):

@@ -12,8 +12,10 @@ from _rfm_sessions import fabric_report
 from _rfm_sessions import reframe as _reframe
 
 from fabrictest.report import compare as cmp
+from fabrictest.report import compare_text as ctext
 from fabrictest.report.cli import main
-from fabrictest.report.results import load_perflogs, load_report_file, tag_query
+from fabrictest.report.perflogs import load_perflogs
+from fabrictest.report.results import load_report_file, tag_query
 
 
 def test_stored_sessions_are_listed_by_reframe(stored):
@@ -41,14 +43,18 @@ def test_compare_by_tag_flags_the_degraded_figures(rfm_env, capsys, tmp_path):
     assert all(r["scenario"] in ("paired", "same-node") for r in rows)
     row = next(r for r in rows if r["test"] == paired and r["pvar"] == "bw_1048576")
     assert row["change"] == pytest.approx(-0.5)
-    assert "regressed beyond 10%" in text.splitlines()[-1]
+    # one session per side: the evidence is the reference band the degraded figures left
+    assert "outside its reference band" in row["note"]
+    assert text.splitlines()[-1].startswith(
+        "22 of 24 figures regressed beyond the noise or outside their reference band ")
 
 
 def test_compare_by_session_uuid_same_session_is_clean(rfm_env, capsys):
     _tmp, uuids = rfm_env
     u = uuids["pre-upgrade"]
     assert main(["compare", "--session", u, "--session", u]) == 0
-    assert "compared 24 figures: 0 regressed" in capsys.readouterr().out
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "no evidence of regression (compared 24 figures, 0 unreadable entries in the sources)")
 
 
 def test_against_references(rfm_env, capsys):
@@ -67,9 +73,10 @@ def test_against_references_a_test_failed_for_no_reference_fails_the_gate(unrefe
     assert rc == 1, out + err
     assert "not in the base" not in out
     assert out.splitlines()[-1].startswith(
-        "compared 12 figures: 0 regressed beyond the references' bands, 12 without a "
-        "reference (12 of them in failed tests); could not read 0: TinyFabric "
-        "%scenario=same-node bw_1, ")
+        "no figure regressed beyond their reference bands; 12 figures without a reference in "
+        "failed tests (compared 12 figures, 12 without a reference (12 of them in failed "
+        "tests), 0 unreadable entries in the sources); failing: TinyFabric "
+        "%scenario=same-node bw_1 (no reference), ")
     assert re.search(r"same-node .* rx1_tx1_gbps .* unreferenced \(no reference, the test "
                      r"failed\)", out)
 
@@ -84,14 +91,15 @@ def test_against_references_a_figure_without_a_reference_in_a_passing_test():
     # informational, or -S missing_reference=warn: not judged, said, and not failing the gate
     rows = cmp.against_references([rec("bw", 10.0), rec("sim_bw", None)])
     assert [(r.status, r.note) for r in rows] == [("ok", ""), ("unreferenced", "no reference")]
-    line, status = cmp.verdict(rows, 0, None, against_references=True)
+    line, status = ctext.verdict(rows, 0, None, against_references=True)
     assert status == 0
-    assert line == ("compared 1 figures: 0 regressed beyond the references' bands, 1 without "
-                    "a reference; could not read 0")
+    assert line == ("no figure regressed beyond their reference bands (compared 1 figures, 1 "
+                    "without a reference, 0 unreadable entries in the sources)")
     rows = cmp.against_references([rec("bw", 10.0, "fail"), rec("sim_bw", None, "fail")])
-    assert cmp.verdict(rows, 0, None, against_references=True) == (
-        "compared 1 figures: 0 regressed beyond the references' bands, 1 without a reference "
-        "(1 of them in failed tests); could not read 0: T sim_bw", 1)
+    assert ctext.verdict(rows, 0, None, against_references=True) == (
+        "no figure regressed beyond their reference bands; 1 figure without a reference in "
+        "failed tests (compared 1 figures, 1 without a reference (1 of them in failed tests), "
+        "0 unreadable entries in the sources); failing: T sim_bw (no reference)", 1)
 
 
 def test_report_file_and_perflogs_read_the_same_figures(stored):
@@ -114,9 +122,15 @@ def test_compare_pure():
     rows = cmp.compare([rec(10.0)], [rec(9.5)], 0.1)
     assert rows[0].status == "ok"
     rows = cmp.compare([rec(10.0)], [rec(8.0, nodes=("n3", "n4"))], 0.1)
-    assert rows[0].status == "REGRESSED" and rows[0].nodes == "n[1-2] -> n[3-4]"
+    # one session per side, no reference: no evidence, only a change
+    assert rows[0].status == "changed" and rows[0].nodes == "n[1-2] -> n[3-4]"
+    band = rec(8.0, nodes=("n3", "n4"))
+    band.ref, band.lower = 10.0, -0.1
+    rows = cmp.compare([rec(10.0)], [band], 0.1)  # below its band: the evidence
+    assert rows[0].status == "REGRESSED" and rows[0].note == (
+        "outside its reference band [9, -]")
     rows = cmp.compare([rec(5.0, "us")], [rec(4.0, "us")], 0.1)
-    assert rows[0].status == "improved"
+    assert rows[0].status == "changed" and rows[0].note == "changed by -20.0% (noise unknown)"
     rows = cmp.compare([rec(5.0, pvar="a")], [rec(5.0, pvar="b")], 0.1)
     assert sorted(r.status for r in rows) == ["missing", "new"]
     assert tag_query(["stack=post-upgrade", "site=x"]) == (

@@ -15,6 +15,7 @@ import yaml
 
 from .model import (
     INDEX_KEY,
+    INFORMATIONAL_KEY,
     LOOSE_KEY,
     LOOSE_LOWER,
     LOOSE_UPPER,
@@ -220,6 +221,11 @@ def load(
             if isinstance(block, Mapping):
                 here = f"{path.name}: {PROVENANCE_KEY}.{name}.{sys_name}"
                 _check_measured_with(here, block.get(MEASURED_WITH))
+                why = block.get(INFORMATIONAL_KEY)
+                if why is not None and not (isinstance(why, str) and why.strip()):
+                    raise ReferenceError(f"{here}: {INFORMATIONAL_KEY} must say why the "
+                                         f"figures without a reference are not judged, got "
+                                         f"{why!r}")
                 for dotted, entry in (block.get("values") or {}).items():
                     if isinstance(entry, Mapping):
                         _check_measured_with(f"{here}.values.{dotted}", entry.get(MEASURED_WITH))

@@ -18,6 +18,9 @@ MEASURED_WITH = "measured_with"
 #: a `$provenance` field (block or per value) saying why a figure's bounds are wider than the
 #: strict band; every run then says what the figure can still catch
 LOOSE_KEY = "loose"
+#: a `$provenance` field of a class's system block saying why the figures the file gives no
+#: reference on that system are informational there (recorded, printed, never judged)
+INFORMATIONAL_KEY = "informational"
 
 #: the band a bound keeps to: a reference fails at a drop (rates) or rise (times) a user
 #: cares about; a wider bound needs a `loose:` reason, and is never wider than the loose band
@@ -116,6 +119,14 @@ class ClassReferences:
     def loose_reason(self, keys: tuple[str, ...], var: str) -> str | None:
         """The ``loose:`` reason given for one figure's wide bounds (None: none given)."""
         reason = (self.provenance_for(keys, var) or {}).get(LOOSE_KEY)
+        return reason.strip() if isinstance(reason, str) and reason.strip() else None
+
+    def informational_reason(self, system: str) -> str | None:
+        """Why the class's figures without a reference on `system` are informational there
+        (its system block's ``informational:``), or None: such a figure then fails the test
+        for the lack of a reference."""
+        block = self.provenance.get(system)
+        reason = block.get(INFORMATIONAL_KEY) if isinstance(block, Mapping) else None
         return reason.strip() if isinstance(reason, str) and reason.strip() else None
 
     def looseness(self) -> list[str]:

@@ -37,7 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import refformat, stats
+from . import refformat, stats, units
+from .counts import COUNT_MARGIN, COUNT_MIN, COUNT_UNIT, healthy_worst
 from .direction import HIGHER, LOWER, better
 from .results import PerfRecord
 
@@ -45,13 +46,6 @@ FACTOR = 3.0
 #: the tightest bound: a quiet fabric is judged at 3 %, a noisy figure by its noise
 FLOOR = 0.03
 MAX_BOUND = 0.5
-#: counts (unit `count`): the reference is the worst healthy count, at least COUNT_MIN, and a
-#: count past (1 + COUNT_MARGIN) times it fails. The floor: a healthy link shaped by a queue
-#: drops a few segments under load (0-18 TCP retransmissions per node and test on the vcluster
-#: at load 7-9, 0-1 on a quiet machine), so a quiet calibration must not make them alarms
-COUNT_UNIT = "count"
-COUNT_MIN = 25
-COUNT_MARGIN = 3.0
 COUNT_RULE = (f"counts (unit {COUNT_UNIT}): every node's figure pooled; reference = the worst "
               f"of them over the sessions, at least {COUNT_MIN}; bound +{100 * COUNT_MARGIN:g}%")
 _OK_PHASES = (None, "performance")  # a value from a test that failed only its reference
@@ -66,6 +60,10 @@ class Figure:
     pvar: str
     unit: str
     values: dict[str, list[float]] = field(default_factory=dict)  # session -> values
+    #: the unit of each value, in the order of `values` (converted to `unit` at the end)
+    units: dict[str, list[str]] = field(default_factory=dict)
+    #: when the record giving `unit` completed (the newest record's unit is the figure's)
+    unit_time: float = -math.inf
     shaping: dict[str, set] = field(default_factory=lambda: defaultdict(set))
     tests: set[str] = field(default_factory=set)
 
@@ -185,7 +183,7 @@ def _headline(r: PerfRecord) -> str | None:
 def count_bound(per_session: Sequence[float]) -> tuple[float, float, str]:
     """(reference, upper bound, what set it) of a count from each session's worst node."""
     worst = max(per_session)
-    ref = float(max(math.ceil(worst), COUNT_MIN))
+    ref = healthy_worst(per_session)
     by = (f"the worst healthy count ({worst:g}; at least {COUNT_MIN}) x "
           f"{1 + COUNT_MARGIN:g}")
     return ref, COUNT_MARGIN, by
@@ -224,12 +222,27 @@ def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], 
             k = (r.base, tuple(keys), pvar)
             fig = figures.setdefault(k, Figure(r.base, tuple(keys), pvar, r.unit))
             fig.values.setdefault(r.session, []).append(r.value)
+            fig.units.setdefault(r.session, []).append(r.unit)
+            when = r.time if r.time is not None else -math.inf
+            if when >= fig.unit_time:  # the newest record's unit: the performance function's
+                fig.unit, fig.unit_time = r.unit, when
             fig.tests.add(r.test)
             for name, value in refformat.measured_with(r.variables, index).items():
                 fig.shaping[name].add(value if not isinstance(value, list) else tuple(value))
-            if r.unit != fig.unit:
-                fig.shaping["unit"].update({fig.unit, r.unit})
     return figures, list(refused.values())
+
+
+def _in_one_unit(fig: Figure) -> str | None:
+    """Convert every value of `fig` to its unit (the newest record's, within one dimension);
+    the refusal when its sessions gave it in units of different dimensions."""
+    try:
+        units.common([u for us in fig.units.values() for u in us] + [fig.unit], fig.name)
+    except units.UnitError as err:
+        return str(err)
+    for s, vals in fig.values.items():
+        fig.values[s] = [units.convert(v, u, fig.unit) for v, u in zip(vals, fig.units[s],
+                                                                         strict=True)]
+    return None
 
 
 def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
@@ -247,6 +260,10 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
             refused.append(f"{fig.name}: missing from {len(missing)} of {len(sessions)} "
                            f"sessions ({', '.join(s[:8] for s in missing)})")
             continue
+        mixed = _in_one_unit(fig)
+        if mixed:
+            refused.append(mixed)
+            continue
         varied = {k: sorted(map(str, v)) for k, v in fig.shaping.items() if len(v) > 1}
         if varied:
             what = "; ".join(f"{k} {', '.join(v)}" for k, v in varied.items())
@@ -259,7 +276,7 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
             refused.append(f"{fig.name}: {len(per_session)} sessions, "
                            f"{stats.MIN_SESSIONS} needed")
             continue
-        shaping = {k: next(iter(v)) for k, v in fig.shaping.items() if k != "unit"}
+        shaping = {k: next(iter(v)) for k, v in fig.shaping.items()}
         if counts:
             ref, upper, set_by = count_bound(per_session)
             entries.append(Entry(fig.cls, fig.keys, fig.pvar, ref, None, upper, fig.unit,

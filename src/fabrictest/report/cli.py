@@ -29,20 +29,16 @@ from pathlib import Path
 from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
 from .calibrate_cmd import cmd_calibrate
-from .compare import (
-    NOISE_FACTOR,
-    against_references,
-    compare,
-    compared,
-    render_table,
-    verdict,
-)
+from .compare import NOISE_FACTOR, against_references, compare
+from .compare_text import compared, headline, render_table, verdict
 from .history_cmd import add_parser as add_history
+from .outfiles import write_text
 from .results import ResultsError, ResultSet, mixed_checkouts
 from .run_counters_cmd import add_parser as add_counters
 from .run_counters_cmd import html_section as run_counters_section
 from .sources import Source, check, read, writable_dir, writable_file
 from .sources import write_json as _write_json
+from .units import UnitError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,7 +97,10 @@ class Loaded:
 
 
 def _load(src: Source) -> Loaded:
-    return Loaded(src, read(src))
+    res = read(src)
+    for note in res.notes:  # what was not read, and why
+        print(f"fabric-report: note: {note}", file=sys.stderr)
+    return Loaded(src, res)
 
 
 def cmd_compare(args) -> int:
@@ -210,12 +209,16 @@ def cmd_html(args) -> int:
     loaded = [_load(s) for s in args.sources]
     target = loaded[-1] if loaded else None
     records = target.records if target else []
-    comparison = None
+    comparison, comparison_head = None, ""
+    tol = 0.10 if args.tolerance is None and len(loaded) == 2 else args.tolerance
     if len(loaded) == 2:
         comparison = (loaded[0].label, target.label,
-                      compare(loaded[0].records, records, args.tolerance or 0.10))
+                      compare(loaded[0].records, records, tol))
     elif target:
         comparison = ("reference", target.label, against_references(records, args.tolerance))
+    if comparison:
+        comparison_head = headline(comparison[2], tol, against_references=len(loaded) == 1)
+        comparison = (*comparison, comparison_head)
     if target:
         sweeps += _sweeps_from(target.testcases)
     rows = ratio_rows(records, loaded[0].records if len(loaded) == 2 else ())
@@ -239,13 +242,11 @@ def cmd_html(args) -> int:
         run_counters=run_counters_section(target) if target else "",
     )
     index = outdir / "index.html"
-    try:
-        index.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise ResultsError(f"-o {args.output}: {err.strerror or err}") from err
+    write_text(index, text, "-o")
     unreadable = sum(x.unreadable for x in loaded)
-    print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps; "
-          f"could not read {unreadable})")
+    head = f"; {comparison_head}" if comparison_head else ""
+    print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps, {unreadable} "
+          f"unreadable entries){head}")
     return 0
 
 
@@ -338,7 +339,7 @@ def main(argv=None) -> int:
         if args.func is cmd_calibrate:
             return cmd_calibrate(args, argv)  # it records its command line
         return args.func(args)
-    except ResultsError as err:
+    except (ResultsError, UnitError) as err:
         print(f"fabric-report: {err}", file=sys.stderr)
         return 2
 

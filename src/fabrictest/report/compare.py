@@ -1,11 +1,19 @@
 """Regression comparison: two result sets (or one against its references), per test,
-scenario, node and figure, flagging what moved beyond tolerance and beyond the noise.
+scenario, node and figure.
+
+No regression without evidence: a figure is REGRESSED only when it moved in the bad
+direction by more than the tolerance *and* that move is beyond the measured noise (3 or more
+sessions on each side, :mod:`.stats`) or leaves the figure outside its reference band. A move
+with the noise unknown (fewer than 3 sessions on a side) and within the band is "changed by X %
+(noise unknown)": neutral, and the verdict says how many there are and what would judge them.
+Counts (unit `count`) follow the count rule (:mod:`.counts`) instead of a relative change.
 
 Which way is worse comes from the unit, and from the figure's name where the unit does not
-say (:mod:`.direction`). Each side may hold several sessions (all the sessions with one
-`--session-extras` tag, say): a figure's value on a side is the median of its sessions, its
-noise the robust spread of those sessions (:mod:`.stats`), and with enough sessions on both
-sides a change only counts when it is beyond both the tolerance and the noise.
+say (:mod:`.direction`). A figure is compared in one unit: the target's newest (values in
+another unit of the same dimension are converted, :mod:`.units`; units of different
+dimensions for one figure are refused). Each side may hold several sessions (all the sessions
+with one `--session-extras` tag, say): a figure's value on a side is the median of its
+sessions.
 """
 
 from __future__ import annotations
@@ -14,9 +22,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from . import stats
+from . import counts, stats, units
 from .direction import HIGHER, LOWER, better
 from .results import PerfRecord
+from .units import fmt as _f
 
 #: a change must exceed this many times the sessions' combined spread to be beyond the noise
 NOISE_FACTOR = 3.0
@@ -33,8 +42,10 @@ class CompareRow:
     base: float | None
     target: float | None
     change: float | None  # (target - base) / base
-    #: ok | REGRESSED | improved | changed | noise | new | missing | failed; against references:
-    #: ok | REGRESSED | improved | failed | unreferenced (the figure has no reference)
+    #: ok | REGRESSED | improved | changed (beyond the tolerance, without evidence either
+    #: way, or a figure with no better direction) | noise (within the measured noise) | new |
+    #: missing | failed; against references: ok | REGRESSED | improved | failed |
+    #: unreferenced (the figure has no reference)
     status: str
     note: str = ""
     n_base: int = 0  # sessions with a value on each side
@@ -46,6 +57,10 @@ class CompareRow:
     #: whether the target's test case failed (ReFrame's verdict on the whole test, which a
     #: figure of it may pass on its own: a figure without a reference, say)
     test_failed: bool = False
+    #: whether the target is outside its reference band in the bad direction (None: no band)
+    outside_band: bool | None = None
+    #: the figure needs no reference (its test's informational_perf_vars)
+    informational: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,26 +77,52 @@ def _reduce(records: Iterable[PerfRecord], by_node: bool) -> dict[tuple, list[Pe
     return out
 
 
-def per_session(rs: Sequence[PerfRecord]) -> list[float]:
-    """One value per session (the median of a session's reruns), in session order."""
+def newest(rs: Sequence[PerfRecord]) -> PerfRecord:
+    """The most recent record (by completion time; else the last read)."""
+    return max(enumerate(rs), key=lambda ir: (ir[1].time is not None, ir[1].time or 0.0,
+                                              ir[0]))[1]
+
+
+def unit_of(*sides: Sequence[PerfRecord] | None) -> str:
+    """The unit a figure is compared in: the newest record's of the last side that has one;
+    UnitError when the records give it in units of different dimensions."""
+    recs = [r for rs in sides if rs for r in rs]
+    last = next((rs for rs in reversed(sides) if rs), None)
+    if not recs or last is None:
+        return ""
+    want = newest(last).unit
+    units.common([*(r.unit for r in recs), want], f"{recs[0].test} {recs[0].pvar}")
+    return want
+
+
+def per_session(rs: Sequence[PerfRecord], unit: str | None = None,
+                reduce=None) -> list[float]:
+    """One value per session (the median of a session's reruns, or `reduce` of them), in
+    session order; in `unit` when given (else each record's own)."""
     by: dict[str, list[float]] = defaultdict(list)
     for r in rs:
         if r.value is not None:
-            by[r.session].append(r.value)
-    return [stats.spread(v).median for v in by.values()]
+            by[r.session].append(r.value if unit is None else units.convert(r.value, r.unit,
+                                                                              unit))
+    return [(reduce or (lambda v: stats.spread(v).median))(v) for v in by.values()]
 
 
 def _test_failed(rs: Sequence[PerfRecord] | None) -> bool:
     return any(r.test_result == "fail" for r in rs or ())
 
 
-def _side(rs: Sequence[PerfRecord] | None) -> stats.Spread | None:
-    vals = per_session(rs) if rs else []
+def _side(rs: Sequence[PerfRecord] | None, unit: str | None = None) -> stats.Spread | None:
+    vals = per_session(rs, unit) if rs else []
     return stats.spread(vals) if vals else None
+
+
+def _informational(rs: Sequence[PerfRecord] | None) -> bool:
+    return any(r.informational for r in rs or ())
 
 
 def _status(base: float, target: float, unit: str, pvar: str, tol: float
             ) -> tuple[float, str]:
+    """The change and the status by the tolerance alone (REGRESSED, improved, changed, ok)."""
     change = (target - base) / abs(base) if base else 0.0
     direction = better(unit, pvar)
     if direction is None:
@@ -89,6 +130,28 @@ def _status(base: float, target: float, unit: str, pvar: str, tol: float
     worse = change > tol if direction == LOWER else change < -tol
     improved = change < -tol if direction == LOWER else change > tol
     return change, ("REGRESSED" if worse else "improved" if improved else "ok")
+
+
+def band_of(rs: Sequence[PerfRecord], unit: str) -> tuple[float | None, float | None]:
+    """The newest record's reference band, in `unit` ((None, None): no reference)."""
+    r = newest(rs)
+    lo, hi = r.band()
+    return units.convert(lo, r.unit, unit), units.convert(hi, r.unit, unit)
+
+
+def outside_band(value: float, lo: float | None, hi: float | None, unit: str, pvar: str
+                 ) -> bool | None:
+    """Whether `value` is outside [lo, hi] on the bad side (both sides for a figure with no
+    better direction); None when there is no band."""
+    if lo is None and hi is None:
+        return None
+    below, above = lo is not None and value < lo, hi is not None and value > hi
+    direction = better(unit, pvar)
+    if direction == HIGHER:
+        return below
+    if direction == LOWER:
+        return above
+    return below or above
 
 
 def compare(
@@ -100,7 +163,8 @@ def compare(
     """Rows for every (test, system, figure[, nodes]) in either set.
 
     Records are matched with their nodes when both sides ran on the same nodes, otherwise
-    without (an allocation may land elsewhere after an upgrade).
+    without (an allocation may land elsewhere after an upgrade). UnitError when a figure is
+    given in units of different dimensions.
     """
     b_node, t_node = _reduce(base, True), _reduce(target, True)
     b_any, t_any = _reduce(base, False), _reduce(target, False)
@@ -123,15 +187,17 @@ def compare(
 
 def _row(brs, trs, tol: float, noise_factor: float) -> CompareRow:
     ref = (trs or brs)[0]
-    b, t = _side(brs), _side(trs)
+    unit = unit_of(brs, trs)
+    b, t = _side(brs, unit), _side(trs, unit)
     nodes = ref.nodes_expr
     if brs and trs and brs[0].nodes_expr != trs[0].nodes_expr:
         nodes = f"{brs[0].nodes_expr} -> {trs[0].nodes_expr}"
-    row = CompareRow(ref.test, ref.scenario, ref.sysenv, nodes, ref.pvar, ref.unit,
+    row = CompareRow(ref.test, ref.scenario, ref.sysenv, nodes, ref.pvar, unit,
                      b and b.median, t and t.median, None, "ok",
                      n_base=b.n if b else 0, n_target=t.n if t else 0,
                      noise_base=b and b.sigma, noise_target=t and t.sigma,
-                     test_failed=_test_failed(trs))
+                     test_failed=_test_failed(trs),
+                     informational=_informational(trs or brs))
     if brs is None:
         row.status, row.note = "new", "not in the base"
     elif trs is None:
@@ -140,17 +206,64 @@ def _row(brs, trs, tol: float, noise_factor: float) -> CompareRow:
         row.status, row.note = "failed", "no value in the target"
     elif b is None:
         row.status, row.note = "new", "no value in the base"
+    elif counts.is_count(unit):
+        _count_row(row, brs, trs, unit)
     else:
-        row.change, row.status = _status(b.median, t.median, ref.unit, ref.pvar, tol)
-        row.beyond_noise = stats.beyond_noise(b, t, noise_factor)
-        if row.status in ("REGRESSED", "improved", "changed") and row.beyond_noise is False:
-            row.note = f"{row.status.lower()} by {100 * row.change:+.1f}%, within the noise"
-            row.status = "noise"
-        elif row.status == "ok" and row.beyond_noise:
-            row.note = "beyond the noise, within the tolerance"
-        if any(r.result == "fail" for r in trs) and row.status == "ok":
+        _judge(row, b, t, band_of(trs, unit), tol, noise_factor)
+        if any(r.result == "fail" for r in trs) and row.status in ("ok", "changed", "noise"):
             row.note = (row.note + "; " if row.note else "") + "test failed"
+    if row.informational and row.status not in ("new", "missing", "failed"):
+        row.note = (row.note + "; " if row.note else "") + "informational"
     return row
+
+
+def _judge(row: CompareRow, b: stats.Spread, t: stats.Spread, band, tol: float,
+           noise_factor: float) -> None:
+    row.change, by_tolerance = _status(b.median, t.median, row.unit, row.pvar, tol)
+    row.beyond_noise = stats.beyond_noise(b, t, noise_factor)
+    row.outside_band = outside_band(t.median, *band, row.unit, row.pvar)
+    pct = f"{100 * row.change:+.1f}%"
+    evidence = row.beyond_noise is True or row.outside_band is True
+    if by_tolerance == "REGRESSED":
+        if evidence:
+            why = ["beyond the noise"] if row.beyond_noise else []
+            if row.outside_band:
+                why.append(f"outside its reference band [{_f(band[0])}, {_f(band[1])}]")
+            row.status, row.note = "REGRESSED", "; ".join(why)
+        elif row.beyond_noise is False:
+            row.status, row.note = "noise", f"regressed by {pct}, within the noise"
+        else:
+            row.status, row.note = "changed", f"changed by {pct} (noise unknown)"
+    elif by_tolerance in ("improved", "changed"):
+        if row.beyond_noise:
+            row.status = by_tolerance
+            row.note = "beyond the noise"
+        elif row.beyond_noise is False:
+            row.status = "noise"
+            row.note = f"{by_tolerance} by {pct}, within the noise"
+        else:
+            row.status, row.note = "changed", f"changed by {pct} (noise unknown)"
+    elif row.beyond_noise:
+        row.note = "beyond the noise, within the tolerance"
+    if row.status != "REGRESSED" and row.outside_band:
+        row.note = (row.note + "; " if row.note else "") + (
+            f"outside its reference band [{_f(band[0])}, {_f(band[1])}] by less than the "
+            "tolerance")
+
+
+def _count_row(row: CompareRow, brs, trs, unit: str) -> None:
+    """Counts: the target's worst session against the base's worst by the count rule."""
+    healthy = per_session(brs, unit, max)
+    worst = max(per_session(trs, unit, max))
+    row.target = worst
+    base = max(healthy)
+    row.base = base
+    row.change = (worst - base) / base if base else None
+    bad, words = counts.past_limit(healthy, worst)
+    if bad:
+        row.status, row.note = "REGRESSED", words
+    elif worst != base:
+        row.note = f"within the count rule: {words}"
 
 
 def against_references(records: Sequence[PerfRecord], tolerance: float | None = None):
@@ -158,123 +271,39 @@ def against_references(records: Sequence[PerfRecord], tolerance: float | None = 
     `tolerance` is given, beyond that fraction in the bad direction) is REGRESSED."""
     rows: list[CompareRow] = []
     for _key, rs in sorted(_reduce(records, True).items()):
-        r = rs[0]
-        t = _side(rs)
-        row = CompareRow(r.test, r.scenario, r.sysenv, r.nodes_expr, r.pvar, r.unit, r.ref,
+        r = newest(rs)
+        unit = unit_of(rs)
+        t = _side(rs, unit)
+        ref = units.convert(r.ref, r.unit, unit)
+        row = CompareRow(r.test, r.scenario, r.sysenv, r.nodes_expr, r.pvar, unit, ref,
                          t and t.median, None, "ok", n_target=t.n if t else 0,
-                         noise_target=t and t.sigma, test_failed=_test_failed(rs))
+                         noise_target=t and t.sigma, test_failed=_test_failed(rs),
+                         informational=_informational(rs))
         v = row.target
         if r.ref is None:
             # not judged; where the test failed (ReFrame's missing-reference policy), the run
             # did not meet its references, which the verdict must not pass
             row.status = "unreferenced"
             row.note = "no reference, the test failed" if row.test_failed else "no reference"
+            if row.informational:
+                row.note += "; informational"
         elif v is None:
             row.status, row.note = "failed", "no value"
         else:
-            row.change = (v - r.ref) / abs(r.ref) if r.ref else None
+            row.change = (v - ref) / abs(ref) if ref else None
             if tolerance is not None:
-                _c, row.status = _status(r.ref, v, r.unit, r.pvar, tolerance)
+                _c, row.status = _status(ref, v, unit, r.pvar, tolerance)
             else:
-                lo, hi = r.band()
+                lo, hi = band_of(rs, unit)
                 below, above = lo is not None and v < lo, hi is not None and v > hi
                 if below or above:
-                    direction = better(r.unit, r.pvar)
+                    direction = better(unit, r.pvar)
                     if direction is None:
                         row.status = "REGRESSED"  # a band with no better side: both fail
                     else:
                         bad = below if direction == HIGHER else above
                         row.status = "REGRESSED" if bad else "improved"
+                    row.outside_band = row.status == "REGRESSED"
                     row.note = f"outside [{_f(lo)}, {_f(hi)}]"
         rows.append(row)
     return rows
-
-
-def _f(v) -> str:
-    return "-" if v is None else f"{v:.4g}"
-
-
-def noise_text(sigma: float | None, n: int) -> str:
-    if sigma is None:
-        return f"? ({n})" if n else "-"
-    return f"±{100 * sigma:.1f}% ({n})"
-
-
-def compared(rows: Sequence[CompareRow]) -> int:
-    """Figures that had a value on both sides (or a value and a reference)."""
-    return sum(r.base is not None and r.target is not None for r in rows)
-
-
-def _failing(row: CompareRow, allow_missing: bool) -> bool:
-    if row.status == "unreferenced":
-        return row.test_failed
-    return row.status in ("REGRESSED", "failed") or (row.status == "missing"
-                                                      and not allow_missing)
-
-
-def verdict(rows: Sequence[CompareRow], unreadable: int, tolerance: float | None,
-            allow_missing: bool = False, against_references: bool = False
-            ) -> tuple[str, int]:
-    """The closing line and the exit status: 0 figures compared and none regressed, 1 a
-    figure regressed, has no value in the target, (unless `allow_missing`) is missing from
-    it, or (against references) has no reference and its test failed, 2 nothing could be
-    compared."""
-    n = compared(rows)
-    count = {s: sum(r.status == s for r in rows) for s in
-             ("REGRESSED", "failed", "new", "missing", "unreferenced")}
-    tol = "the references' bands" if tolerance is None else f"{100 * tolerance:g}%"
-    parts = [f"compared {n} figures: {count['REGRESSED']} regressed beyond {tol}"]
-    if count["failed"]:
-        parts.append(f"{count['failed']} without a value"
-                     + ("" if against_references else " in the target"))
-    if count["unreferenced"]:
-        in_failed = sum(r.status == "unreferenced" and r.test_failed for r in rows)
-        parts.append(f"{count['unreferenced']} without a reference"
-                     + (f" ({in_failed} of them in failed tests)" if in_failed else ""))
-    if count["missing"]:
-        parts.append(f"{count['missing']} missing from the target"
-                     + (" (allowed)" if allow_missing else ""))
-    noise = sum(r.status == "noise" for r in rows)
-    unknown = sum(r.beyond_noise is None and r.n_base > 0 and r.change is not None
-                  for r in rows)
-    other = [f"{noise} moved within the noise" if noise else "",
-             f"noise unknown for {unknown} (fewer than {stats.MIN_SESSIONS} sessions on a side)"
-             if unknown else "",
-             f"{count['new']} not in the base" if count["new"] else "",
-             f"could not read {unreadable}"]
-    line = ", ".join(parts) + "; " + ", ".join(o for o in other if o)
-    bad = [f"{r.test} {r.pvar}" for r in rows if _failing(r, allow_missing)]
-    if bad:
-        shown = ", ".join(bad[:20]) + (f" and {len(bad) - 20} more" if len(bad) > 20 else "")
-        line += ": " + shown
-    if n == 0:
-        return line, 2
-    return line, (1 if bad else 0)
-
-
-def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str) -> str:
-    """The rows as a text table; with several sessions on a side, each side's noise (its
-    sessions' relative spread, and how many sessions) and whether the change is beyond it."""
-    with_noise = any(r.n_base > 1 or r.n_target > 1 for r in rows)
-    head = ["test", "scenario", "system", "nodes", "figure", "unit", base_label, target_label,
-            "change"]
-    if with_noise:
-        head += ["noise base (n)", "noise target (n)", "beyond noise"]
-    head.append("status")
-    body = []
-    for r in rows:
-        ch = "-" if r.change is None else f"{100 * r.change:+.1f}%"
-        line = [r.test, r.scenario or "-", r.sysenv, r.nodes or "-", r.pvar, r.unit,
-                _f(r.base), _f(r.target), ch]
-        if with_noise:
-            beyond = {True: "yes", False: "no", None: "?"}[r.beyond_noise]
-            line += [noise_text(r.noise_base, r.n_base), noise_text(r.noise_target, r.n_target),
-                     beyond if r.change is not None else "-"]
-        line.append(r.status + (f" ({r.note})" if r.note else ""))
-        body.append(line)
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=False)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for b in body:
-        lines.append("  ".join(str(x).ljust(w) for x, w in zip(b, widths, strict=True)).rstrip())
-    return "\n".join(lines) + "\n"

@@ -4,10 +4,15 @@ A figure is a test case (its display name: test, scenario and other parameters),
 system:partition+environ and a performance variable (a size, a link or a node is in the
 name: `bw_1048576`, `stream_node03_to_node01_gbps`, `node_node03_rx_gbps`). Its series is
 one value per session (the median of a session's reruns), in the order the sessions ran.
-The change points come from :mod:`.changepoints`; a figure regressed when its most recent
-change point is in the bad direction (:mod:`.direction`) and the level it ends on is beyond
-the tolerance from the level before the run of bad steps that ends there (so a slow drift
-of small steps counts as a whole).
+The change points come from :mod:`.changepoints`; they cut the series into levels. A figure
+regressed when its latest level is worse, beyond the tolerance, than the last stable level
+before its first regression: the earliest level that every later level is worse than (the
+bad direction from :mod:`.direction`). So a slow drift of small steps counts as a whole, and
+a partial recovery is still a regression (-20 % then +5 % is 16 % below). A latest session
+beyond the tolerance and the noise from its level is reported at once ("latest session X %
+below, not yet confirmed"), before a change point can be placed. Counts (unit `count`)
+follow the count rule (:mod:`.counts`). A figure is one unit: values in other units of its
+dimension are converted (:mod:`.units`), other dimensions refused.
 
 Pure: records and sessions in, histories out.
 """
@@ -22,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import changepoints as cp
-from .direction import LOWER, better
+from . import counts, units
+from .direction import HIGHER, better
 from .refformat import session_record
 from .results import PerfRecord, ResultsError
 
@@ -74,6 +80,8 @@ class FigureHistory:
     note: str = ""
     #: sessions in which the figure's test ran without giving it a value (failed): left out
     no_value: int = 0
+    #: the verdict rests on the latest session alone (not yet a level)
+    unconfirmed: bool = False
 
     @property
     def name(self) -> str:
@@ -83,7 +91,7 @@ class FigureHistory:
         return {
             "test": self.test, "system": self.sysenv, "figure": self.pvar, "unit": self.unit,
             "status": self.status, "total": self.total, "note": self.note,
-            "no_value": self.no_value,
+            "no_value": self.no_value, "unconfirmed": self.unconfirmed,
             "noise": self.noise, "outliers": [self.points[i].session for i in self.outliers],
             "sessions": [{"session": p.session, "date": p.date, "extras": p.extras,
                           "value": p.value, "nodes": p.nodes} for p in self.points],
@@ -134,6 +142,8 @@ def series(records: Sequence[PerfRecord], sessions: Mapping[str, dict]) -> list[
         t = when[s][0]
         return (0 if t is not None else 1, t if t is not None else 0.0, order[s])
 
+    rank = {s: i for i, s in enumerate(sorted(when, key=key))}  # the sessions' order, once
+
     by: dict[tuple, dict[str, list[PerfRecord]]] = defaultdict(lambda: defaultdict(list))
     empty: dict[tuple, set[str]] = defaultdict(set)  # sessions where the figure had no value
     for r in records:
@@ -143,16 +153,38 @@ def series(records: Sequence[PerfRecord], sessions: Mapping[str, dict]) -> list[
             empty[(r.test, r.sysenv, r.pvar)].add(r.session)
     out = []
     for (test, sysenv, pvar), per in sorted(by.items()):
+        order_s = sorted(per, key=rank.__getitem__)
+        unit = units.common([r.unit for s in order_s for r in per[s]],
+                            f"{test} {pvar}")  # the newest's
         pts = []
-        for s in sorted(per, key=key):
+        for s in order_s:
             rs = per[s]
             t, date, extras = when[s]
-            pts.append(Point(s, t, date, extras, statistics.median(r.value for r in rs),
+            vals = [r.value if r.unit == unit else units.convert(r.value, r.unit, unit)
+                    for r in rs]
+            pts.append(Point(s, t, date, extras,
+                             vals[0] if len(vals) == 1 else statistics.median(vals),
                              rs[-1].nodes_expr))
-        h = FigureHistory(test, sysenv, pvar, per[next(iter(per))][0].unit, pts)
+        h = FigureHistory(test, sysenv, pvar, unit, pts)
         h.no_value = len(empty[(test, sysenv, pvar)] - set(per))
         out.append(h)
     return out
+
+
+def _pct(fraction: float) -> str:
+    """`16.0%`; never rounded to a whole loss it is not (0.999999 is `99.9999%`)."""
+    text = f"{100 * fraction:.1f}"
+    if text == "100.0" and fraction != 1:
+        text = f"{100 * fraction:.6g}"
+    return f"{text}%"
+
+
+def _worse(a: float, b: float, direction: str) -> bool:
+    return a < b if direction == HIGHER else a > b
+
+
+def _rel(a: float, b: float) -> float:
+    return (a - b) / abs(b) if b else math.copysign(math.inf, a - b) if a != b else 0.0
 
 
 def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
@@ -173,41 +205,83 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
     if h.outliers:
         notes.append("outlier" + ("s" if len(h.outliers) > 1 else "") + " at "
                      + ", ".join(f"#{i + 1}" for i in h.outliers) + " (not a change)")
+    direction = better(h.unit, h.pvar)
     if h.changes:
-        last = h.changes[-1]
-        up = last.after > last.before
-        run = h.changes
-        first = len(run) - 1
-        while first > 0 and (run[first - 1].after > run[first - 1].before) == up:
-            first -= 1
-        h.since = run[first].index
-        base = run[first].before
-        h.total = ((last.after - base) / abs(base) if base
-                   else math.copysign(math.inf, last.after - base))
-        direction = better(h.unit, h.pvar)
-        if direction is None:
-            h.status = "changed"
-        else:
-            bad = up if direction == LOWER else not up
-            if not bad:
-                h.status = "improved"
-            elif abs(h.total) > tolerance:
-                h.status = "REGRESSED"
-            else:
-                h.status = "moved"
-        steps = len(run) - first
+        steps = _levels(h, direction, tolerance)
         notes.insert(0, f"{100 * h.total:+.1f}% since #{h.since + 1}"
                      + (f" in {steps} steps" if steps > 1 else ""))
+    if counts.is_count(h.unit):
+        _count_rule(h, notes)
+    elif direction is not None and h.status != "REGRESSED":
+        _latest_session(h, direction, tolerance, notes)
     if h.no_value:
         notes.append(f"no value in {h.no_value} sessions (left out)")
     h.note = "; ".join(notes)
     return h
 
 
+def _levels(h: FigureHistory, direction: str | None, tolerance: float) -> int:
+    """Status, total change and its start from the levels the change points cut; returns
+    the number of steps the total spans."""
+    levels = [h.changes[0].before] + [c.after for c in h.changes]
+    k = len(levels) - 1
+    if direction is not None:
+        # the last stable level before the first regression: the earliest level that every
+        # later level is worse than
+        base = next((j for j in range(k) if all(_worse(levels[i], levels[j], direction)
+                                                for i in range(j + 1, k + 1))), None)
+        if base is not None:
+            h.since = h.changes[base].index
+            h.total = _rel(levels[k], levels[base])
+            h.status = "REGRESSED" if abs(h.total) > tolerance else "moved"
+            return k - base
+    # the latest run of steps in one direction (improvements; a figure with no better side)
+    up = levels[k] > levels[k - 1]
+    first = k - 1
+    while first > 0 and (levels[first] > levels[first - 1]) == up:
+        first -= 1
+    h.since = h.changes[first].index
+    h.total = _rel(levels[k], levels[first])
+    h.status = "changed" if direction is None else "improved"
+    return k - first
+
+
+def _latest_session(h: FigureHistory, direction: str, tolerance: float, notes: list[str]
+                    ) -> None:
+    """The latest session beyond the tolerance and the noise from the level it closes, in
+    the bad direction: reported now (exit 1), before a second session can confirm it."""
+    start = h.changes[-1].index if h.changes else 0
+    level_of = [p.value for i, p in enumerate(h.points[start:-1], start)
+                if i not in h.outliers]
+    if not level_of:
+        return
+    level = statistics.median(level_of)
+    latest = h.points[-1].value
+    dev = _rel(latest, level)
+    noise = h.noise or 0.0
+    if (_worse(latest, level, direction) and abs(dev) > tolerance
+            and abs(dev) > cp.SPIKE * noise):
+        side = "below" if direction == HIGHER else "above"
+        h.status, h.total, h.since, h.unconfirmed = "REGRESSED", dev, len(h.points) - 1, True
+        notes.insert(0, f"latest session {_pct(abs(dev))} {side}, not yet confirmed")
+
+
+def _count_rule(h: FigureHistory, notes: list[str]) -> None:
+    """A count's latest session against the worst of the sessions before it."""
+    earlier = [p.value for p in h.points[:-1]]
+    latest = h.points[-1].value
+    bad, words = counts.past_limit(earlier, latest)
+    if bad:
+        h.status, h.since, h.unconfirmed = "REGRESSED", len(h.points) - 1, True
+        h.total = _rel(latest, max(earlier))
+        notes.insert(0, f"latest session {words}")
+
+
 def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: float
             ) -> tuple[str, int]:
-    """The closing line and the exit status: 1 when a figure's latest change point is a
-    regression beyond the tolerance, 2 when no figure has enough sessions, else 0."""
+    """The closing line and the exit status: 1 when a figure regressed (its latest level
+    against the last stable one, or its latest session alone), 2 when no figure has enough
+    sessions, else 0."""
     judged = [h for h in histories if h.status != "few"]
     n_sessions = len({p.session for h in histories for p in h.points})
     if not judged:
@@ -218,17 +292,27 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
     n_cp = sum(len(h.changes) for h in judged)
     with_cp = sum(bool(h.changes) for h in judged)
     few = len(histories) - len(judged)
+    pending = sum(h.unconfirmed for h in bad)
     line = (f"history of {len(judged)} figures over {n_sessions} sessions: {n_cp} change points "
-            f"in {with_cp} figures, {len(bad)} regressed beyond {100 * tolerance:g}% at their "
-            f"latest change point")
+            f"in {with_cp} figures, {len(bad)} regressed beyond {100 * tolerance:g}%"
+            + (f" ({pending} on the latest session alone, not yet confirmed)" if pending
+               else ""))
     extra = [f"{few} figures with fewer than {cp.MIN_SESSIONS} sessions not judged" if few
-             else "", f"could not read {unreadable}"]
-    line += "; " + ", ".join(x for x in extra if x)
+             else "", f"{unreadable} unreadable entries" if unreadable else ""]
+    extra = [x for x in extra if x]
+    line += ("; " + ", ".join(extra)) if extra else ""
     if bad:
-        names = [f"{h.name} {100 * h.total:+.1f}% at {h.changes[-1].session[:8]}" for h in bad]
-        line += ": " + ", ".join(names[:20]) + (f" and {len(names) - 20} more"
-                                                if len(names) > 20 else "")
+        names = [_bad_name(h) for h in bad]
+        line += "; regressed: " + ", ".join(names[:20]) + (f" and {len(names) - 20} more"
+                                                           if len(names) > 20 else "")
     return line, (1 if bad else 0)
+
+
+def _bad_name(h: FigureHistory) -> str:
+    at = h.points[h.since].session[:8] if h.since is not None else "?"
+    if h.unconfirmed:
+        return f"{h.name} latest session {at} (not yet confirmed)"
+    return f"{h.name} {100 * h.total:+.1f}% since {at}"
 
 
 def _extras_text(extras: Mapping) -> str:
@@ -243,18 +327,22 @@ def render(histories: Sequence[FigureHistory], show_all: bool = False) -> str:
     for h in histories:
         noise = "-" if h.noise is None else f"±{100 * h.noise:.1f}%"
         status = h.status + (f" ({h.note})" if h.note else "")
-        if not h.changes:
-            if show_all or h.outliers:
-                body.append([h.test, h.sysenv, h.pvar, h.unit, str(len(h.points)), noise,
-                             "-", "-", "-", "-", "-", "-", "-", "-", status])
-            continue
+        head_row = [h.test, h.sysenv, h.pvar, h.unit, str(len(h.points)), noise]
         for k, c in enumerate(h.changes):
-            last = k == len(h.changes) - 1
-            body.append([h.test, h.sysenv, h.pvar, h.unit, str(len(h.points)), noise,
-                         f"#{c.index + 1}", c.session[:8], c.date[:19],
+            last = k == len(h.changes) - 1 and not h.unconfirmed
+            body.append([*head_row, f"#{c.index + 1}", c.session[:8], c.date[:19],
                          _extras_text(c.extras) + (f" nodes {c.nodes}" if c.nodes else ""),
-                         f"{c.before:.4g}", f"{c.after:.4g}", f"{100 * c.step:+.1f}%",
+                         units.fmt(c.before), units.fmt(c.after), f"{100 * c.step:+.1f}%",
                          f"{100 * c.confidence:.1f}%", status if last else "earlier"])
+        if h.unconfirmed:  # the latest session alone: its own row
+            p = h.points[-1]
+            before = p.value / (1 + h.total) if h.total not in (None, -1.0) and \
+                math.isfinite(h.total) else None
+            body.append([*head_row, f"#{len(h.points)}", p.session[:8], p.date[:19],
+                         _extras_text(p.extras), units.fmt(before), units.fmt(p.value),
+                         f"{100 * h.total:+.1f}%", "-", status])
+        elif not h.changes and (show_all or h.outliers):
+            body.append([*head_row, "-", "-", "-", "-", "-", "-", "-", "-", status])
     if not body:
         return "no change point in any figure\n"
     widths = [max(len(x) for x in col) for col in zip(head, *body, strict=False)]

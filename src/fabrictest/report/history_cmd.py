@@ -7,8 +7,8 @@
 Sources: stored sessions through `reframe --describe-stored-sessions` (all of them unless
 `--session QUERY` selects), JSON run reports (`--report FILE|GLOB`) and perflogs (`--perflog
 PATH`), pooled; `--tag`, `--since`, `--system`, `--test` keep part of them. Exit 0: figures
-judged, none regressed at its latest change point; 1: one did; 2: nothing to read or judge,
-or a bad option (one line on stderr, before any work).
+judged, none regressed; 1: one did (its latest level, or its latest session alone); 2:
+nothing to read or judge, or a bad option (one line on stderr, before any work).
 """
 
 from __future__ import annotations
@@ -32,7 +32,12 @@ def since_time(text: str) -> _dt.datetime:
     if m:
         n, unit = int(m.group(1)), m.group(2)
         unit_name = {"d": "days", "w": "weeks", "h": "hours"}[unit]
-        return now - _dt.timedelta(**{unit_name: n})
+        try:
+            return now - _dt.timedelta(**{unit_name: n})
+        except OverflowError:
+            raise ResultsError(f"--since {text!r}: further back than any date (at most "
+                               f"{(now - _dt.datetime(1, 1, 2, tzinfo=_dt.timezone.utc)).days}"
+                               "d)") from None
     for fmt in _FORMATS:
         try:
             return _dt.datetime.strptime(text.strip(), fmt).replace(tzinfo=_dt.timezone.utc)
@@ -108,6 +113,8 @@ def cmd_history(args) -> int:
     res = ResultSet()
     for src in sources:
         res.extend(read(src))
+    for note in res.notes:
+        print(f"fabric-report: note: {note}", file=sys.stderr)
     records = res.records
     if args.system:
         records = [r for r in records if r.system == args.system]
@@ -150,10 +157,12 @@ def add_parser(sub, tolerance_type) -> None:
         "history", help="change points of every figure over the stored sessions",
         description=f"Per figure (test, scenario, system, figure: size, link or node), its "
                     f"values over the sessions in the order they ran, and its change points "
-                    f"(ruptures' PELT, then a rank test: at least {100 * CONFIDENCE:g}% sure; "
+                    f"(PELT, as ruptures', then a rank test: at least {100 * CONFIDENCE:g}% sure; "
                     f"a lone outlier is not one). Needs {MIN_SESSIONS} sessions of a figure. "
-                    "Exit 1 when a figure's most recent change point is a regression beyond "
-                    "--tolerance, 0 when none, 2 when there is nothing to read or judge.")
+                    "Exit 1 when a figure regressed beyond --tolerance: its latest level "
+                    "against the last stable level before its first regression, or its "
+                    "latest session alone (beyond the tolerance and the noise, not yet "
+                    "confirmed); 0 when none; 2 when there is nothing to read or judge.")
     g = p.add_argument_group("sources (default: every stored session)")
     g.add_argument("--session", action="append", default=[], metavar="QUERY",
                    help="stored sessions: a UUID, a time period or a ?filter (repeat)")
@@ -169,8 +178,9 @@ def add_parser(sub, tolerance_type) -> None:
     f.add_argument("--system", help="only this system")
     f.add_argument("--test", metavar="REGEX", help="only tests whose name matches")
     p.add_argument("--tolerance", type=tolerance_type, default=hist.TOLERANCE,
-                   help="a figure regressed when its latest change point left it this "
-                        f"fraction worse (default {hist.TOLERANCE:g})")
+                   help="a figure regressed when its latest level (or latest session) is "
+                        "this fraction worse than the last stable level before its first "
+                        f"regression (default {hist.TOLERANCE:g})")
     p.add_argument("--all", action="store_true",
                    help="also list the figures without a change point")
     p.add_argument("--json", metavar="PATH", help="also write the histories as JSON")

@@ -16,6 +16,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .history import FigureHistory  # noqa: E402
 from .html import CSS, _img  # noqa: E402
+from .outfiles import save_figure, write_text  # noqa: E402
 from .plots import DPI, _slug  # noqa: E402
 
 #: plots beyond this many figures are left out (figures with change points come first)
@@ -55,7 +56,7 @@ def plot(h: FigureHistory, outdir: Path, name: str) -> str:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(outdir / name, dpi=DPI)
+    save_figure(fig, outdir / name, dpi=DPI)
     plt.close(fig)
     return name
 
@@ -106,7 +107,7 @@ def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
             "local.</p>", f'<div class="verdict">{_e(verdict)}</div>',
             "<h2>Change points over the sessions</h2>", section(histories, outdir, embed)]
     index = outdir / "index.html"
-    index.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     f"<title>fabrictest history</title><style>{CSS}</style></head><body>\n"
-                     + "\n".join(body) + "\n</body></html>\n", encoding="utf-8")
+    write_text(index, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+               f"<title>fabrictest history</title><style>{CSS}</style></head><body>\n"
+               + "\n".join(body) + "\n</body></html>\n", "--html")
     return index

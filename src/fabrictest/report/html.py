@@ -10,10 +10,12 @@ from pathlib import Path
 
 from fabrictest.parsers.counters import KINDS
 
-from .compare import CompareRow, noise_text
+from .compare import CompareRow
+from .compare_text import noise_text, status_text
 from .impact import impact_section
 from .ratios import RatioRow, per_node
 from .results import PerfRecord
+from .units import fmt
 
 CSS = """
 body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;line-height:1.35}
@@ -40,7 +42,7 @@ def _e(x) -> str:
 
 
 def _n(v) -> str:
-    return "-" if v is None else f"{v:.4g}"
+    return fmt(v)
 
 
 def _img(outdir: Path, name: str, embed: bool, alt: str) -> str:
@@ -59,7 +61,8 @@ def _records_table(records: Sequence[PerfRecord], limit: int = 400) -> str:
             f'<tr class="{cls}"><td>{_e(r.test)}</td><td>{_e(r.sysenv)}</td>'
             f"<td>{_e(r.nodes_expr)}</td><td>{_e(r.pvar)}</td><td class=num>{_n(r.value)}</td>"
             f"<td>{_e(r.unit)}</td><td class=num>{_n(r.ref)}</td>"
-            f"<td class=num>{_n(lo)} .. {_n(hi)}</td><td>{_e(r.result)}</td></tr>"
+            f"<td class=num>{_n(lo)} .. {_n(hi)}</td><td>{_e(r.result)}"
+            f"{' (informational)' if r.informational else ''}</td></tr>"
         )
     more = (f'<p class="note">{len(records) - limit} more rows left out.</p>'
             if len(records) > limit else "")
@@ -92,7 +95,7 @@ def compare_table(rows: Sequence[CompareRow], base_label: str, target_label: str
             f"<td>{_e(r.sysenv)}</td><td>{_e(r.nodes)}</td><td>{_e(r.pvar)}</td>"
             f"<td>{_e(r.unit)}</td><td class=num>{_n(r.base)}</td>"
             f"<td class=num>{_n(r.target)}</td><td class=num>{ch}</td>{noise}"
-            f"<td>{_e(r.status)}{(' (' + _e(r.note) + ')') if r.note else ''}</td></tr>"
+            f"<td>{_e(status_text(r))}</td></tr>"
         )
     out.append("</table>")
     return "".join(out)
@@ -240,7 +243,7 @@ def page(
     size_images: list[dict],
     stream_images: list[dict],
     sweeps: list[tuple[str, dict, list[dict]]],
-    comparison: tuple[str, str, list[CompareRow]] | None,
+    comparison: tuple[str, str, list[CompareRow], str] | None,
     outdir: Path,
     embed: bool = False,
     ratios: tuple[list[RatioRow], list[dict], bool] | None = None,
@@ -251,12 +254,23 @@ def page(
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="note">Generated {now} from: {_e(", ".join(sources) or "nothing")}. '
             "Everything on this page is local: no fonts, scripts or styles are fetched.</p>"]
+    verdicts = []
     if comparison:
-        base_label, target_label, rows = comparison
-        n_bad = sum(r.status == "REGRESSED" for r in rows)
+        verdicts.append(comparison[3])
+    if ratios and ratios[0]:
+        n_out = sum(r.failing for r in ratios[0])
+        verdicts.append(f"{n_out} of {len(ratios[0])} figures with a reference "
+                        f"{'is' if n_out == 1 else 'are'} outside its band")
+    if verdicts:
+        body.append('<div class="verdict">' + "<br>".join(_e(v) for v in verdicts) + "</div>")
+    if comparison:
+        base_label, target_label, rows, head = comparison
         body.append("<h2>Regression table</h2>")
-        body.append(f"<p>{n_bad} of {len(rows)} figures regressed: <b>{_e(base_label)}</b> "
-                    f"(base) against <b>{_e(target_label)}</b>.</p>")
+        body.append(f"<p>{_e(head)}: <b>{_e(base_label)}</b> (base) against "
+                    f"<b>{_e(target_label)}</b>. A figure is called regressed only with "
+                    "evidence: its change is beyond the noise measured over 3 or more sessions "
+                    "on each side, or it is outside its reference band; with fewer sessions "
+                    "a change is shown as changed, noise unknown, in no colour.</p>")
         body.append(compare_table(rows, base_label, target_label))
     body.append("<h2>Ratio to reference</h2>")
     if ratios and ratios[0]:

@@ -16,6 +16,7 @@ from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from .direction import is_time  # noqa: E402
+from .outfiles import save_figure  # noqa: E402
 from .results import PerfRecord  # noqa: E402
 
 SIZE_PARAMS = ("msg_size", "message_size", "size", "msgsize")
@@ -104,7 +105,7 @@ def size_curves(records: Sequence[PerfRecord], outdir: Path) -> list[dict]:
         fig.suptitle(f"{base} on {sysenv}", fontsize=10)
         fig.tight_layout()
         name = f"size-{_slug(base)}-{_slug(sysenv)}.png"
-        fig.savefig(outdir / name, dpi=DPI, bbox_inches="tight")
+        save_figure(fig, outdir / name, dpi=DPI, bbox_inches="tight")
         plt.close(fig)
         out.append({"png": name, "title": f"{base} on {sysenv}", "series": len(series)})
     return out
@@ -158,7 +159,7 @@ def stream_rates(records: Sequence[PerfRecord], outdir: Path, max_cases: int = 1
     ax.set_title(f"tx/rx per-stream rates ({', '.join(classes)})")
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(outdir / "streams.png", dpi=DPI, bbox_inches="tight")
+    save_figure(fig, outdir / "streams.png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return [{"png": "streams.png", "title": "tx/rx per-stream rates", "cases": n,
              "left_out": max(0, len(cases) - n)}]
@@ -236,7 +237,7 @@ def sweep_views(sweep: dict, outdir: Path, tag: str = "sweep", max_matrix: int =
                      "blank = not measured)", fontsize=9)
         fig.tight_layout()
         name = f"{tag}-matrix.png"
-        fig.savefig(outdir / name, dpi=DPI, bbox_inches="tight")
+        save_figure(fig, outdir / name, dpi=DPI, bbox_inches="tight")
         plt.close(fig)
         out.append({"png": name, "title": "sweep pair matrix"})
 
@@ -280,7 +281,7 @@ def sweep_views(sweep: dict, outdir: Path, tag: str = "sweep", max_matrix: int =
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     name = f"{tag}-nodes.png"
-    fig.savefig(outdir / name, dpi=DPI, bbox_inches="tight")
+    save_figure(fig, outdir / name, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     out.append({"png": name, "title": "sweep per-node send and receive"})
     return out

@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import units
+from .compare import newest, unit_of
+from .outfiles import save_figure
 from .results import PerfRecord
 from .stats import spread
 
@@ -62,8 +65,8 @@ class RatioRow:
         return f"{head} [{self.nodes}] {self.pvar}" if self.nodes else f"{head} {self.pvar}"
 
 
-def _median(rs: Sequence[PerfRecord]) -> float | None:
-    vals = [r.value for r in rs if r.value is not None]
+def _median(rs: Sequence[PerfRecord], unit: str) -> float | None:
+    vals = [units.convert(r.value, r.unit, unit) for r in rs if r.value is not None]
     return spread(vals).median if vals else None
 
 
@@ -80,28 +83,55 @@ def ratio_rows(target: Sequence[PerfRecord], base: Sequence[PerfRecord] = ()) ->
         before_any[(r.test, r.sysenv, r.pvar)].append(r)
     rows = []
     for key, rs in sorted(groups.items()):
-        last = rs[-1]
+        last = newest(rs)
         b = before.get(key) or before_any.get((key[0], key[1], key[3])) or []
+        unit = unit_of(b, rs)  # the newest target record's; refused across dimensions
         rows.append(RatioRow(
-            test=key[0], sysenv=key[1], nodes=key[2], pvar=key[3], unit=last.unit,
-            value=_median(rs), ref=last.ref, lower=last.lower, upper=last.upper,
-            before=_median(b), result="fail" if any(r.result == "fail" for r in rs) else "",
+            test=key[0], sysenv=key[1], nodes=key[2], pvar=key[3], unit=unit,
+            value=_median(rs, unit), ref=units.convert(last.ref, last.unit, unit),
+            lower=last.lower, upper=last.upper, before=_median(b, unit),
+            result="fail" if any(r.result == "fail" for r in rs) else "",
         ))
     return rows
 
 
+#: band edges farther than this from 1 do not widen the axis: a loose band (a lower bound of
+#: -99 %, an upper one of +999x) would squash every healthy point into one pixel at 1. Such a
+#: band is drawn to the axis edge, with an arrow saying it goes on.
+BAND_VIEW = (0.25, 4.0)
+#: ticks by importance: 1 first, then the ones a person reads a drop or a rise against
+TICKS = (1, 0.5, 2, 0.1, 10, 0.01, 100, 0.9, 1.1, 0.2, 5, 0.8, 1.25, 0.05, 20, 0.02, 50,
+         0.95, 1.05, 0.3, 3, 1.5, 0.7, 0.001, 1000)
+#: the nearest two tick labels may be, as a fraction of the axis width (log scale)
+TICK_GAP = 0.07
+
+
 def _axis_limits(rows: Sequence[RatioRow]) -> tuple[float, float]:
+    """The x range: every point (clamped to 1e-3..1e3), 0.8..1.25 at least, and the band
+    edges within BAND_VIEW."""
     vals = [r.ratio for r in rows] + [r.before_ratio for r in rows if r.before_ratio]
-    vals += [v for r in rows for v in r.band if v]
+    vals += [v for r in rows for v in r.band if v and BAND_VIEW[0] <= v <= BAND_VIEW[1]]
     vals = [v for v in vals if v > 0 and math.isfinite(v)]
-    lo, hi = min(vals + [0.9]), max(vals + [1.1])
-    return max(lo / 1.15, 1e-3), min(hi * 1.15, 1e3)
+    lo, hi = min(vals + [0.8]), max(vals + [1.25])
+    return max(lo / 1.3, 1e-3), min(hi * 1.3, 1e3)
+
+
+def ticks_for(lo: float, hi: float) -> list[float]:
+    """Tick positions on a log axis from `lo` to `hi` whose labels do not run into each
+    other: by importance (TICKS), each at least TICK_GAP of the axis width from the others."""
+    width = math.log10(hi / lo)
+    chosen: list[float] = []
+    for t in TICKS:
+        if lo <= t <= hi and all(abs(math.log10(t / c)) >= TICK_GAP * width for c in chosen):
+            chosen.append(t)
+    return sorted(chosen)
 
 
 def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
                max_images: int = 6) -> list[dict]:
     """Horizontal ratio charts (log axis), failing test cases first: per row the reference
-    band (shaded), the figure's ratio (red when failing) and the base's (hollow)."""
+    band (shaded; an arrow at the edge where it goes on past the axis), the figure's ratio
+    (red when failing) and the base's (hollow)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -120,34 +150,40 @@ def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
         fig, ax = plt.subplots(figsize=(11, 1.3 + 0.27 * len(chunk)))
         for y, r in enumerate(chunk):
             b_lo, b_hi = r.band
-            ax.barh(y, (b_hi or hi * 2) - (b_lo or lo / 2), left=b_lo or lo / 2, height=0.7,
-                    color="#cfe8cf", lw=0)
+            left = lo if b_lo is None else min(max(b_lo, lo), hi)
+            right = hi if b_hi is None else min(max(b_hi, lo), hi)
+            ax.barh(y, right - left, left=left, height=0.7, color="#cfe8cf", lw=0)
+            for edge, beyond, mark in ((lo, b_lo is not None and b_lo < lo, "<"),
+                                       (hi, b_hi is not None and b_hi > hi, ">")):
+                if beyond:  # a loose band: it goes on past the axis
+                    ax.plot([edge], [y], mark, color="#5a9a5a", ms=4, clip_on=False)
             if r.before_ratio is not None:
-                ax.plot([r.before_ratio], [y], "o", mfc="white", mec="#555", ms=5)
-                ax.annotate("", (r.ratio, y), (r.before_ratio, y),
+                ax.plot([min(max(r.before_ratio, lo), hi)], [y], "o", mfc="white", mec="#555",
+                        ms=5)
+                ax.annotate("", (min(max(r.ratio, lo), hi), y),
+                            (min(max(r.before_ratio, lo), hi), y),
                             arrowprops={"arrowstyle": "->", "color": "#888", "lw": 0.8})
             colour = "#c0392b" if r.failing else "#1f5fa8"
             ax.plot([min(max(r.ratio, lo), hi)], [y], "D" if r.failing else "o", color=colour,
-                    ms=5)
-            ax.text(hi, y, f" {r.value:.3g} / {r.ref:.3g} {r.unit}", va="center", fontsize=7,
-                    color=colour)
+                    ms=5, clip_on=False)
+            ax.text(hi * 1.04, y, f" {r.value:.4g} / {r.ref:.4g} {r.unit}", va="center",
+                    fontsize=7, color=colour)
         ax.axvline(1.0, color="black", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlim(lo, hi)
-        ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1,
-                             1.25, 1.5, 2, 5, 10, 20, 50, 100) if lo <= t <= hi
-                 and (hi / lo < 3 or t not in (0.95, 1.05))]  # legible on a wide axis
+        ticks = ticks_for(lo, hi)
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=7)
         ax.set_yticks(range(len(chunk)), [r.label for r in chunk], fontsize=7)
         ax.set_ylim(len(chunk) - 0.5, -0.5)
-        ax.set_xlabel("figure / reference (log scale; green: the reference band; red: "
-                      "failing; hollow -> filled: base -> target)", fontsize=8)
+        ax.set_xlabel("figure / reference (log scale; green: the reference band, an arrow where "
+                      "it goes on past the axis; red: failing; hollow -> filled: base -> "
+                      "target)", fontsize=8)
         ax.grid(True, axis="x", alpha=0.3)
         fig.tight_layout()
         name = f"ratios-{n}.png"
-        fig.savefig(outdir / name, dpi=110, bbox_inches="tight")
+        save_figure(fig, outdir / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
         out.append({"png": name, "title": f"ratio to reference ({n + 1}/{len(chunks)})"})
     if len(chunks) > max_images:

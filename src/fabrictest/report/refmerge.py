@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import io
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from .. import references
-from . import refformat
+from . import outfiles, refformat
 from .calibrate import COUNT_RULE, COUNT_UNIT, Calibration, Entry
 from .results import ResultsError
 
@@ -185,13 +184,7 @@ def write(path: Path, cal: Calibration, index_of_new: Mapping[str, Sequence[str]
     old = path.read_text() if path.exists() else None
     text, counts = merge_text(old, cal, index_of_new, meta)
     validate(text, cal)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        raise ResultsError(f"{path}: {err.strerror or err}") from err
+    outfiles.write_text(path, text, "-o")
     return text, counts
 
 

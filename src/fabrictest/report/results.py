@@ -9,6 +9,7 @@ Stored sessions are read through ReFrame's own command line (``reframe
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 import os
@@ -58,6 +59,23 @@ class PerfRecord:
         return self.variables.get("result") or self.result
 
     @property
+    def informational(self) -> bool:
+        """The figure needs no reference: its test's ``informational_perf_vars`` (recorded in
+        run reports and stored sessions) name it, or its system's reference file declares it
+        informational there (``informational_here``)."""
+        here = self.variables.get("informational_here") or []
+        if isinstance(here, list) and self.pvar in here:
+            return True
+        pats = self.variables.get("informational_perf_vars") or []
+        for p in pats if isinstance(pats, list) else []:
+            try:
+                if isinstance(p, str) and re.fullmatch(p, self.pvar):
+                    return True
+            except re.error:
+                continue
+        return False
+
+    @property
     def scenario(self) -> str:
         return self.params.get("scenario", "")
 
@@ -67,14 +85,7 @@ class PerfRecord:
 
     @property
     def nodes_expr(self) -> str:
-        if not self.nodes:
-            return ""
-        try:
-            import hostlist
-
-            return hostlist.collect_hostlist(list(self.nodes))
-        except Exception:  # noqa: BLE001 - cosmetic only
-            return ",".join(self.nodes)
+        return _collect(tuple(self.nodes)) if self.nodes else ""
 
     def band(self) -> tuple[float | None, float | None]:
         """(low, high) of the reference band, absolute; None where unbounded or absent."""
@@ -86,6 +97,17 @@ class PerfRecord:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@functools.lru_cache(maxsize=4096)
+def _collect(nodes: tuple[str, ...]) -> str:
+    """`node[01-04]` for a node list (the same few lists recur in every session)."""
+    try:
+        import hostlist
+
+        return hostlist.collect_hostlist(list(nodes))
+    except Exception:  # noqa: BLE001 - cosmetic only
+        return ",".join(nodes)
 
 
 def params_of(display_name: str) -> dict[str, str]:
@@ -124,11 +146,11 @@ def refuse_impossible(source: str, test: str, pvar: str, value: float | None, un
     if value is not None and (not math.isfinite(value) or value < 0
                               or (value == 0 and _rate(unit))):
         kind = "a finite positive rate" if _rate(unit) else "a finite number >= 0"
-        raise ResultsError(f"{source}: {test} {pvar} = {value:g} {unit}".rstrip()
+        raise ResultsError(f"{source}: {test} {pvar} = {value:.4g} {unit}".rstrip()
                            + f" is not {kind}: refused (no result; rerun the test)")
     if ref is not None and not math.isfinite(ref):
-        raise ResultsError(f"{source}: {test} {pvar}: reference {ref:g} is not a finite number: "
-                           "refused")
+        raise ResultsError(f"{source}: {test} {pvar}: reference {ref:.4g} is not a finite "
+                           "number: refused")
 
 
 @dataclass
@@ -140,12 +162,15 @@ class ResultSet:
     unreadable: int = 0
     sessions: dict[str, dict] = field(default_factory=dict)
     testcases: list[dict] = field(default_factory=list)
+    #: what a person must know about the entries that were not read (one line each)
+    notes: list[str] = field(default_factory=list)
 
     def extend(self, other: ResultSet) -> None:
         self.records += other.records
         self.unreadable += other.unreadable
         self.sessions.update(other.sessions)
         self.testcases += other.testcases
+        self.notes += other.notes
 
 
 def checkout_of(info: dict) -> str:
@@ -178,15 +203,74 @@ def _variables(tc: dict) -> dict:
     return {k: v for k, v in tc.items() if k != "perfvalues"}
 
 
+_TC_TEXT = ("name", "display_name", "system", "partition", "environ", "session_uuid",
+            "outputdir", "stagedir", "result", "fail_phase")
+
+
+def _kind(x) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number", type(None): "null"}.get(type(x), type(x).__name__)
+
+
+def check_shape(data, source: str) -> None:
+    """Refuse, in one line naming the place, a run report (or stored sessions) whose shape is
+    not ReFrame's: the readers below may then trust every field they read."""
+    def bad(where: str, what, want: str):
+        raise ResultsError(f"{source}: not a ReFrame run report: {where} is {_kind(what)}, "
+                           f"not {want}")
+
+    sessions = data if isinstance(data, list) else [data]
+    for i, sess in enumerate(sessions):
+        at = f"session {i}: " if isinstance(data, list) else ""
+        if not isinstance(sess, dict) or not isinstance(sess.get("runs"), list):
+            raise ResultsError(f"{source}: not a ReFrame run report ({at}no 'runs' list)")
+        info = sess.get("session_info")
+        if info is not None and not isinstance(info, dict):
+            bad(f"{at}session_info", info, "a mapping")
+        if isinstance(info, dict):
+            for key in ("uuid", "hostname"):
+                if info.get(key) is not None and not isinstance(info[key], str):
+                    bad(f"{at}session_info.{key}", info[key], "a string")
+            t = info.get("time_start_unix")
+            if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+                bad(f"{at}session_info.time_start_unix", t, "a number")
+        for r, run in enumerate(sess["runs"]):
+            if not isinstance(run, dict):
+                bad(f"{at}runs[{r}]", run, "a run (a mapping)")
+            cases = run.get("testcases")
+            if cases is not None and not isinstance(cases, list):
+                bad(f"{at}runs[{r}].testcases", cases, "a list")
+            for c, tc in enumerate(cases or []):
+                where = f"{at}runs[{r}].testcases[{c}]"
+                if not isinstance(tc, dict):
+                    bad(where, tc, "a test case (a mapping)")
+                for key in _TC_TEXT:
+                    if tc.get(key) is not None and not isinstance(tc[key], str):
+                        bad(f"{where}.{key}", tc[key], "a string")
+                nodes = tc.get("job_nodelist")
+                if nodes is not None and (not isinstance(nodes, list)
+                                          or not all(isinstance(n, str) for n in nodes)):
+                    bad(f"{where}.job_nodelist", nodes, "a list of node names")
+                t = tc.get("job_completion_time_unix")
+                if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+                    bad(f"{where}.job_completion_time_unix", t, "a number")
+                pvs = tc.get("perfvalues")
+                if pvs is not None and not isinstance(pvs, dict):
+                    bad(f"{where}.perfvalues", pvs, "a mapping")
+                for key, pv in (pvs or {}).items():
+                    if isinstance(pv, list) and len(pv) > 4 and pv[4] is not None \
+                            and not isinstance(pv[4], str):
+                        bad(f"{where}.perfvalues[{key!r}] unit", pv[4], "a string")
+
+
 def read_report(data, source: str = "") -> ResultSet:
     """A run report (dict) or `--describe-stored-sessions` output (list of sessions)."""
+    check_shape(data, source)
     sessions = data if isinstance(data, list) else [data]
     out = ResultSet()
     for sess in sessions:
-        if not isinstance(sess, dict) or not isinstance(sess.get("runs"), list):
-            raise ResultsError(f"{source}: not a ReFrame run report (no 'runs')")
         info = sess.get("session_info") or {}
-        uuid = info.get("uuid", "")
+        uuid = info.get("uuid") or ""
         if uuid:
             out.sessions[uuid] = info
         runs = sess["runs"]
@@ -198,46 +282,46 @@ def read_report(data, source: str = "") -> ResultSet:
                 key = f"{tc.get('name')}|{tc.get('system')}|{tc.get('partition')}|{tc.get('environ')}"
                 last[key] = tc
         for tc in last.values():
-            name = tc.get("display_name") or tc.get("name", "")
+            name = tc.get("display_name") or tc.get("name") or ""
             params = params_of(name)
             if isinstance(tc.get("scenario"), str) and tc["scenario"]:
                 params.setdefault("scenario", tc["scenario"])  # a variable, not a parameter
             perfvalues = tc.get("perfvalues") or {}
-            if not isinstance(perfvalues, dict):
-                out.unreadable += 1
-                continue
+            variables = None
             for key, pv in perfvalues.items():
                 if not isinstance(pv, list) or not pv:
                     out.unreadable += 1
                     continue
-                pvar = key.split(":")[-1]
+                pvar = str(key).split(":")[-1]
                 val, ref, lower, upper, unit = (list(pv) + [None] * 6)[:5]
                 if val is not None and _num(val) is None:
                     out.unreadable += 1
                     continue
                 result = pv[5] if len(pv) > 5 else tc.get("result", "")
                 refuse_impossible(source or uuid, name, pvar, _num(val), unit or "", _num(ref))
+                if variables is None:
+                    variables = _variables(tc)
                 out.records.append(
                     PerfRecord(
                         test=name,
                         base=name.split(" %")[0].split(" ")[0],
-                        system=tc.get("system", ""),
-                        partition=tc.get("partition", ""),
-                        environ=tc.get("environ", ""),
+                        system=tc.get("system") or "",
+                        partition=tc.get("partition") or "",
+                        environ=tc.get("environ") or "",
                         pvar=pvar,
                         value=_num(val),
                         unit=unit or "",
                         ref=_num(ref) or None,
                         lower=_num(lower),
                         upper=_num(upper),
-                        result=result or "",
+                        result=result if isinstance(result, str) else "",
                         params=params,
                         nodes=list(tc.get("job_nodelist") or []),
                         session=tc.get("session_uuid") or uuid,
                         time=_num(tc.get("job_completion_time_unix")),
                         outputdir=tc.get("outputdir") or "",
                         source=source or uuid,
-                        variables=_variables(tc),
+                        variables=variables,
                     )
                 )
     return out
@@ -318,73 +402,3 @@ def read_session(query: str, env: dict[str, str] | None = None) -> ResultSet:
 def load_session(query: str, env: dict[str, str] | None = None) -> list[PerfRecord]:
     """Records of the stored session(s) a UUID or a `?filter` query selects."""
     return read_session(query, env).records
-
-
-def read_perflogs(path: str | os.PathLike) -> ResultSet:
-    """Records from ReFrame `filelog` perflogs (a file or a directory tree of `*.log`).
-
-    The header line names the fields; performance variables are the `<var>_value` columns
-    followed by `_unit`, `_ref`, `_lower_thres`, `_upper_thres` as written by our
-    configuration (and ReFrame's default format). Lines that are neither a header nor a row
-    of the header's shape, and values that are not numbers, are counted as unreadable.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise ResultsError(f"{path}: no such file or directory")
-    files = sorted(p.rglob("*.log")) if p.is_dir() else [p]
-    out = ResultSet()
-    for f in files:
-        try:
-            text = f.read_text(errors="replace")
-        except OSError as err:
-            raise ResultsError(f"{f}: cannot read ({err.strerror or err})") from err
-        header: list[str] | None = None
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            cols = line.rstrip("\n").split("|")
-            if "display_name" in cols or "check_display_name" in cols:
-                # `jobid=%(check_jobid)s` in a format heads its column `jobid=jobid`
-                header = [c.removeprefix("check_").partition("=")[0] for c in cols]
-                continue
-            if header is None or len(cols) < len(header) - 1:
-                out.unreadable += 1
-                continue
-            row = dict(zip(header, cols, strict=False))
-            name = row.get("display_name", "")
-            jobid = row.get("jobid", "").removeprefix("jobid=")
-            for col in header:
-                if not col.endswith("_value"):
-                    continue
-                var = col[: -len("_value")]
-                value = _num(row.get(col))
-                if value is None:
-                    out.unreadable += 1
-                    continue
-                refuse_impossible(str(f), name, var, value, row.get(f"{var}_unit", ""),
-                                  _num(row.get(f"{var}_ref")))
-                out.records.append(
-                    PerfRecord(
-                        test=name,
-                        base=name.split(" %")[0],
-                        system=row.get("system", ""),
-                        partition=row.get("partition", ""),
-                        environ=row.get("environ", ""),
-                        pvar=var,
-                        value=value,
-                        unit=row.get(f"{var}_unit", ""),
-                        ref=_num(row.get(f"{var}_ref")) or None,
-                        lower=_num(row.get(f"{var}_lower_thres")),
-                        upper=_num(row.get(f"{var}_upper_thres")),
-                        result=row.get("result", ""),
-                        params=params_of(name),
-                        session=jobid,
-                        time=_stamp(row.get("job_completion_time")),
-                        source=str(f),
-                    )
-                )
-    return out
-
-
-def load_perflogs(path: str | os.PathLike) -> list[PerfRecord]:
-    return read_perflogs(path).records

@@ -8,20 +8,23 @@ reports), `--perflog PATH` (a perflog file or a directory of them).
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .outfiles import writable_dir, writable_file, write_json
+from .perflogs import read_perflogs
 from .results import (
     ResultsError,
     ResultSet,
-    read_perflogs,
     read_report_file,
     read_session,
     tag_query,
 )
+
+__all__ = ["KINDS", "Source", "check", "read", "reference_dir", "writable_dir",
+           "writable_file", "write_json"]
 
 KINDS = ("session", "tag", "report", "perflog")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -46,7 +49,9 @@ class Source:
 
 
 def _report_files(value: str) -> list[str]:
-    if glob.has_magic(value):
+    """The files a `--report` names: the file itself when it exists (its name may hold
+    `[`), else the files its glob matches."""
+    if glob.has_magic(value) and not os.path.exists(value):
         return sorted(glob.glob(value))
     return [value]
 
@@ -101,45 +106,3 @@ def reference_dir(option: str | None) -> Path:
     """The reference directory: ``--reference-dir``, else ``$RFM_REFERENCE_PREFIX`` (as
     ReFrame's runs), else ``reference`` under the current directory."""
     return Path(option or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
-
-
-def writable_file(option: str, path: str) -> None:
-    """Refuse an output file that could not be written (checked before any work)."""
-    p = Path(path)
-    if p.is_dir():
-        raise ResultsError(f"{option} {path}: is a directory")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise ResultsError(f"{option} {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ResultsError(f"{option} {path}: not writable")
-
-
-def writable_dir(option: str, path: str) -> Path:
-    """Create an output directory (or refuse it) before any work."""
-    p = Path(path)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ResultsError(f"{option} {path}: cannot create it ({err.strerror or err})") from err
-    if not os.access(p, os.W_OK):
-        raise ResultsError(f"{option} {path}: not writable")
-    probe = p / f".fabric-report-probe-{os.getpid()}"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as err:
-        raise ResultsError(f"{option} {path}: cannot write in it ({err.strerror or err})") \
-            from err
-    return p
-
-
-def write_json(path: str, data: dict) -> None:
-    """`--json PATH`, written atomically (a reader never sees half a file)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        Path(tmp).write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ResultsError(f"--json {path}: {err.strerror or err}") from err
