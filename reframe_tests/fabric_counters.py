@@ -24,7 +24,7 @@ One-host partitions (``mpirun-onehost``: ranks standing for nodes share one link
 single-node cases take no snapshots; ``-S counter_snapshots=false`` turns them off. The
 snapshots are kept in the test's output directory (``keep_files``): ``fabric-report counters``
 and ``fabric-report html`` put them together into each node's counters over the whole run
-(:mod:`fabrictest.health.run_counters`).
+(:mod:`fabrictest.counters.whole_run`).
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ import reframe.utility.sanity as sn
 from fabric_placement import one_host
 from reframe.core.builtins import run_after, run_before, variable
 
-from fabrictest.health.counter_checks import Thresholds, Verdict, judge
-from fabrictest.health.counter_thresholds import load_thresholds, thresholds_path
-from fabrictest.health.run_counters import SNAPSHOT_DIR
+from fabrictest.counters.files import load_thresholds, thresholds_path
+from fabrictest.counters.judge import Thresholds, Verdict, judge
+from fabrictest.counters.snapshot import difference, parse_snapshot
+from fabrictest.counters.whole_run import SNAPSHOT_DIR
 from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import difference, parse_snapshot
 
 PHASES = ("before", "after")
 #: seconds a snapshot launch may take before it is killed (the test then says so)

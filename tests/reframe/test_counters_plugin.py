@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from fabric_counters import SNAPSHOT_DIR, CounterChecks
 
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot
+from fabrictest.counters.snapshot import Counter, Snapshot
 
 
 def _fake(stage: Path, nodes: int, nodelist=()):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot
+from fabrictest.counters.snapshot import Counter, Snapshot
 from fabrictest.report.cli import main
 
 THRESHOLDS = """$provenance:

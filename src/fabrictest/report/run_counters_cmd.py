@@ -8,7 +8,7 @@ Per node: the tests that read it, every counter that changed from its first snap
 any test) to its last (after the last test), and the failures: a link that went down, or an
 error counter above the system's thresholds (``reference/counters/<system>.yaml``, allowed
 once per test and per gap between tests), over the run or while no test ran
-(:mod:`fabrictest.health.run_counters`).
+(:mod:`fabrictest.counters.whole_run`).
 
 Exit status: 0 every node read and healthy, 1 a failure, 2 nothing to read (no source, no test
 with snapshots) or a bad option, 3 a node's counters could not be read or compared (and
@@ -21,11 +21,11 @@ import html
 import sys
 from pathlib import Path
 
-from fabrictest.health.counter_checks import Thresholds
-from fabrictest.health.counter_thresholds import load_thresholds, thresholds_path
-from fabrictest.health.run_counters import SNAPSHOT_DIR, CaseSnapshots, NodeRun, whole_run
+from fabrictest.counters.files import load_thresholds, thresholds_path
+from fabrictest.counters.judge import Thresholds
+from fabrictest.counters.snapshot import parse_snapshot
+from fabrictest.counters.whole_run import SNAPSHOT_DIR, CaseSnapshots, NodeRun, whole_run
 from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import parse_snapshot
 
 from .results import ResultsError, ResultSet
 from .sources import check, read, reference_dir, writable_file, write_json

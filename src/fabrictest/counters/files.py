@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .counter_checks import Thresholds
+from .judge import Thresholds
 
 #: the thresholds' folder inside a reference directory
 SUBDIR = "counters"

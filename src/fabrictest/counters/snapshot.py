@@ -23,9 +23,10 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from ._util import require_text
-from .counters import SATURATES_AT, STATES, kind_of
-from .errors import ParseError
+from fabrictest.parsers._util import require_text
+from fabrictest.parsers.errors import ParseError
+
+from .read import SATURATES_AT, STATES, kind_of
 
 FORMAT = "fabrictest-counters/1"
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabrictest.parsers.counter_snapshot import Difference
-from fabrictest.parsers.counters import CONGESTION, ERROR, KINDS, LINK, STATES
+from fabrictest.counters.read import CONGESTION, ERROR, KINDS, LINK, STATES
+from fabrictest.counters.snapshot import Difference
 
 
 @dataclass

@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text, to_int
-from .errors import ParseError
+from fabrictest.parsers._util import require_text, to_int
+from fabrictest.parsers.errors import ParseError
 
 LINK, ERROR, CONGESTION = "link", "error", "congestion"
 

@@ -6,14 +6,7 @@ from __future__ import annotations
 import pytest
 from recordings import DATA, read, recordings
 
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import (
-    Counter,
-    Snapshot,
-    difference,
-    parse_snapshot,
-)
-from fabrictest.parsers.counters import (
+from fabrictest.counters.read import (
     CONGESTION,
     ERROR,
     LINK,
@@ -26,6 +19,13 @@ from fabrictest.parsers.counters import (
     parse_snmp,
     perfquery_missing,
 )
+from fabrictest.counters.snapshot import (
+    Counter,
+    Snapshot,
+    difference,
+    parse_snapshot,
+)
+from fabrictest.parsers import ParseError
 
 PERFQUERY = "perfquery-x-ib-2port-lid1719.txt"
 CXI = "cxi_stat-r-cassini-400g.txt"

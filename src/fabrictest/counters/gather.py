@@ -1,9 +1,9 @@
-"""Read this node's counters into a :class:`~fabrictest.parsers.counter_snapshot.Snapshot`:
+"""Read this node's counters into a :class:`~fabrictest.counters.snapshot.Snapshot`:
 InfiniBand port counters and RDMA hw_counters (sysfs), netdev ``carrier_changes`` and
 ``statistics/``, ``ethtool -S`` where installed, ``/proc/net/snmp`` (TCP retransmissions, of
 this network namespace) and ``cxi_stat`` where installed.
 
-Only the counters the suite judges or reports are kept (:func:`~fabrictest.parsers.counters.kind_of`).
+Only the counters the suite judges or reports are kept (:func:`~fabrictest.counters.read.kind_of`).
 What cannot be read is kept with the value None and a reason in ``unreadable``: never 0.
 Every command has a timeout.
 """
@@ -15,15 +15,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot
-from fabrictest.parsers.counters import (
+from fabrictest.counters.read import (
     kind_of,
     parse_counter_files,
     parse_cxi_stat,
     parse_ethtool_stats,
     parse_snmp,
 )
+from fabrictest.counters.snapshot import Counter, Snapshot
+from fabrictest.parsers import ParseError
 from fabrictest.sysinfo import infiniband_dir, list_ports, net_dir
 
 COMMAND_TIMEOUT_S = 5

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from recordings import DATA
 
+from fabrictest.counters.judge import Thresholds, judge
+from fabrictest.counters.snapshot import Counter, Snapshot, difference, parse_snapshot
 from fabrictest.health.cli import main as health_main
-from fabrictest.health.counter_checks import Thresholds, judge
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot, difference, parse_snapshot
 
 VETH = DATA / "real-outputs-local" / "sysfs-veth-netns"
 

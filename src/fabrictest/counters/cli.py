@@ -6,7 +6,7 @@ difference of two snapshots.
 
 A snapshot prints ``COUNTER <node> <place> <source> <name> <value|unreadable>`` lines (then
 ``UNREADABLE <node> <what>: <why>``), or with ``--json`` one JSON object
-(:mod:`fabrictest.parsers.counter_snapshot`); ``--out-dir DIR`` writes it to
+(:mod:`fabrictest.counters.snapshot`); ``--out-dir DIR`` writes it to
 ``DIR/<node>.json`` instead (one task per node of a job writes one file each; the node is
 ``--node-name``, else ``$SLURMD_NODENAME``, else the short hostname).
 
@@ -31,12 +31,12 @@ import socket
 import sys
 from pathlib import Path
 
+from fabrictest.counters.snapshot import Snapshot, difference, parse_snapshot
 from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import Snapshot, difference, parse_snapshot
 
-from .counter_checks import Thresholds, judge
-from .counter_gather import gather_counters
-from .counter_thresholds import load_thresholds as load_thresholds_file
+from .files import load_thresholds as load_thresholds_file
+from .gather import gather_counters
+from .judge import Thresholds, judge
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREAD, EXIT_USAGE = 0, 1, 3, 64
 

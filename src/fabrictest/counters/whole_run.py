@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabrictest.parsers.counter_snapshot import Change, Snapshot, difference
+from fabrictest.counters.snapshot import Change, Snapshot, difference
 
-from .counter_checks import Thresholds, Verdict, judge
+from .judge import Thresholds, Verdict, judge
 
 #: where a test keeps its snapshots, in its stage and output directories:
 #: ``counters/{before,after}/<node>.json``
