@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fabrictest.counters.judge import Thresholds
 from fabrictest.counters.snapshot import Counter, Snapshot, parse_snapshot
+from fabrictest.counters.thresholds import Thresholds
 from fabrictest.counters.whole_run import CaseSnapshots, whole_run
 
 

@@ -1,46 +1,55 @@
-"""One node's counters at one moment (``fabric-health counters --json``), and the difference of
-two such snapshots (pure).
+"""One node's counters at one moment: the snapshot format (``fabric-health counters --json``,
+``--out-dir``; pure).
 
-A snapshot is a JSON object::
+A snapshot is one JSON object, ending with a newline::
 
     {"node": "node03", "format": "fabrictest-counters/1",
      "counters": [{"source": "netdev", "device": "eth0", "port": "-",
-                   "name": "carrier_changes", "value": 14}, ...],
+                   "name": "carrier_changes", "value": 14, "width": 31}, ...],
      "unreadable": ["netdev eth0 statistics/rx_errors: Permission denied", ...],
      "taken": 1764161234.5}
 
 ``value`` is null for a counter that could not be read (never 0), and ``unreadable`` says what
-could not be read and why; ``taken`` (optional: older snapshots lack it) is when it was read,
-in seconds since the epoch, which orders a node's snapshots over a whole run.
-:func:`difference` pairs two snapshots of one node and returns one :class:`Change` per counter
-kept in both, plus what cannot be compared (read before but not after, or unreadable in
-either).
+could not be read and why; ``width`` is the counter's bits where it was read (older snapshots
+lack it: :func:`~.kinds.width_of` then); ``taken`` (optional) is when it was read, in seconds
+since the epoch, which orders a node's snapshots over a whole run. Each counter (source,
+device, port, name) appears once: a snapshot naming one twice is refused, since either value
+could hide the other (a ``carrier_changes`` that moved).
+
+A test keeps its snapshots in ``counters/{before,after}/<node>.json`` (:data:`SNAPSHOT_DIR`) of
+its stage and output directories.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-from fabrictest.parsers._util import require_text
 from fabrictest.parsers.errors import ParseError
 
-from .read import SATURATES_AT, STATES, kind_of
+from .kinds import kind_of, maximum, width_of
+from .text import whole_lines
 
 FORMAT = "fabrictest-counters/1"
+
+#: where a test keeps its snapshots, in its stage and output directories:
+#: ``counters/{before,after}/<node>.json``
+SNAPSHOT_DIR = "counters"
 
 
 @dataclass(frozen=True)
 class Counter:
     """One counter: ``source`` says where it was read (``ib``, ``hw``, ``netdev``, ``ethtool``,
-    ``tcp``, ``cxi``); ``port`` is ``-`` where there is none (a netdev, the TCP stack)."""
+    ``tcp``, ``cxi``); ``port`` is ``-`` where there is none (a netdev, the TCP stack);
+    ``width`` its bits as read there (None: :func:`~.kinds.width_of` of source and name)."""
 
     source: str
     device: str
     port: str
     name: str
     value: int | None
+    width: int | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -51,9 +60,17 @@ class Counter:
         return kind_of(self.name)
 
     @property
+    def bits(self) -> int:
+        return self.width or width_of(self.source, self.name)
+
+    @property
     def place(self) -> str:
         """``mlx5_0/1``, ``eth0``, ``tcp``: where the counter is, in messages."""
         return self.device if self.port == "-" else f"{self.device}/{self.port}"
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "device": self.device, "port": self.port,
+                "name": self.name, "value": self.value, "width": self.bits}
 
 
 @dataclass
@@ -63,15 +80,21 @@ class Snapshot:
     unreadable: list[str] = field(default_factory=list)
     taken: float | None = None
 
+    @property
+    def read_nothing(self) -> bool:
+        """No counter has a value: the snapshot tells nothing (an empty list included)."""
+        return all(c.value is None for c in self.counters)
+
     def as_dict(self) -> dict:
         doc = {"node": self.node, "format": FORMAT,
-               "counters": [asdict(c) for c in self.counters], "unreadable": self.unreadable}
+               "counters": [c.as_dict() for c in self.counters], "unreadable": self.unreadable}
         if self.taken is not None:
             doc["taken"] = self.taken
         return doc
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.as_dict(), indent=indent)
+        """The JSON text, with its final newline (a text without it reads as cut)."""
+        return json.dumps(self.as_dict(), indent=indent) + "\n"
 
     def lines(self) -> list[str]:
         """``COUNTER <node> <place> <source> <name> <value|unreadable>``, then the reasons."""
@@ -81,24 +104,26 @@ class Snapshot:
         return out
 
 
-def snapshot_from_dict(doc) -> Snapshot:
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ParseError(f"not a counters snapshot: no \"format\": \"{FORMAT}\"")
-    try:
-        counters = [Counter(str(c["source"]), str(c["device"]), str(c["port"]), str(c["name"]),
-                            _value(c["value"])) for c in doc["counters"]]
-        return Snapshot(str(doc["node"]), counters, [str(u) for u in doc.get("unreadable", [])],
-                        _taken(doc.get("taken")))
-    except (KeyError, TypeError) as err:
-        raise ParseError(f"counters snapshot: malformed ({err})") from None
-
-
-def _value(value) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError(f"value {value!r} is not a non-negative integer")
+def _word(doc: dict, key: str) -> str:
+    value = doc[key]
+    if not isinstance(value, str) or not value.strip() or any(ch.isspace() for ch in value):
+        raise TypeError(f"{key} {value!r} is not a name")
     return value
+
+
+def _counter(c) -> Counter:
+    if not isinstance(c, dict):
+        raise TypeError(f"counter {c!r} is not an object")
+    source, name = _word(c, "source"), _word(c, "name")
+    width = c.get("width")
+    if width is not None and (isinstance(width, bool) or not isinstance(width, int)
+                              or not 1 <= width <= 64):
+        raise TypeError(f"{name}: width {width!r} is not 1 to 64 bits")
+    value = c["value"]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or value < 0 or value > maximum(64)):
+        raise TypeError(f"{name}: value {value!r} is not a counter value (0 to 2^64 - 1)")
+    return Counter(source, _word(c, "device"), _word(c, "port"), name, value, width)
 
 
 def _taken(value) -> float | None:
@@ -110,70 +135,43 @@ def _taken(value) -> float | None:
     return float(value)
 
 
-def parse_snapshot(text: str) -> Snapshot:
-    """One snapshot's JSON text -> :class:`Snapshot`; ParseError for anything else (a cut
-    text, another JSON document)."""
-    text = require_text(text, "fabric-health counters --json")
+def snapshot_from_dict(doc) -> Snapshot:
+    """A snapshot from its JSON object; ParseError naming what is wrong with it."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ParseError(f"not a counters snapshot: no \"format\": \"{FORMAT}\"")
     try:
-        return snapshot_from_dict(json.loads(text))
-    except ValueError as err:
-        if isinstance(err, ParseError):
-            raise
-        raise ParseError(f"counters snapshot: not JSON ({err.args[0][:60]})") from None
+        if not isinstance(doc["counters"], list):
+            raise TypeError("counters is not a list")
+        unreadable = doc.get("unreadable", [])
+        if not isinstance(unreadable, list) or not all(isinstance(u, str) for u in unreadable):
+            raise TypeError("unreadable is not a list of reasons")
+        snap = Snapshot(_word(doc, "node"), [_counter(c) for c in doc["counters"]],
+                        list(unreadable), _taken(doc.get("taken")))
+    except (KeyError, TypeError) as err:
+        raise ParseError(f"counters snapshot: malformed ({err})") from None
+    seen: dict[tuple, Counter] = {}
+    for c in snap.counters:
+        if c.key in seen:
+            raise ParseError(f"counters snapshot of {snap.node}: {c.source} {c.place} {c.name} "
+                             f"twice ({seen[c.key].value} and {c.value}): which one is the "
+                             "counter cannot be told")
+        seen[c.key] = c
+    return snap
 
 
-@dataclass(frozen=True)
-class Change:
-    """One counter of one node across a test: ``before`` and ``after`` are read values."""
-
-    node: str
-    counter: Counter
-    before: int
-    after: int
-
-    @property
-    def increase(self) -> int:
-        return self.after - self.before
-
-    def line(self) -> str:
-        c = self.counter
-        return (f"{self.node} {c.place} {c.name}: {self.before} -> {self.after} "
-                f"(+{self.increase})")
-
-
-@dataclass
-class Difference:
-    """The changes of one node's counters and what could not be compared."""
-
-    node: str
-    changes: list[Change] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
-
-
-def difference(before: Snapshot, after: Snapshot) -> Difference:
-    """``after`` minus ``before`` for every counter in both. A counter unreadable in either, or
-    kept before and gone after, or that went backwards (reset) or sits at its saturation
-    value, is listed in ``unknown`` with the reason instead."""
-    if before.node != after.node:
-        raise ValueError(f"snapshots of two nodes: {before.node} and {after.node}")
-    node = before.node
-    out = Difference(node)
-    later = {c.key: c for c in after.counters}
-    for c in before.counters:
-        a = later.pop(c.key, None)
-        where = f"{node} {c.place} {c.name}"
-        if a is None:
-            out.unknown.append(f"{where}: read before the test, not after")
-        elif c.value is None or a.value is None:
-            which = "before" if c.value is None else "after"
-            out.unknown.append(f"{where}: unreadable {which} the test")
-        elif a.value < c.value and c.name not in STATES:
-            out.unknown.append(f"{where}: went backwards ({c.value} -> {a.value}): reset?")
-        elif SATURATES_AT.get(c.name) is not None and a.value >= SATURATES_AT[c.name]:
-            out.unknown.append(f"{where}: saturated at {a.value}, its increase is unknown "
-                               "(reset the port's counters)")
-        else:
-            out.changes.append(Change(node, c, c.value, a.value))
-    for a in later.values():
-        out.unknown.append(f"{node} {a.place} {a.name}: read after the test, not before")
-    return out
+def parse_snapshot(text: str) -> Snapshot:
+    """One snapshot's JSON text -> :class:`Snapshot`; ParseError for anything else (a text
+    cut short, even by its last newline only; another JSON document)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("counters snapshot: empty")
+    _lines, cut = whole_lines(text)
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise ParseError(f"counters snapshot: not JSON ({str(err)[:60]})"
+                         + (": cut short" if cut is not None else "")) from None
+    snap = snapshot_from_dict(doc)
+    if cut is not None:
+        raise ParseError(f"counters snapshot of {snap.node}: ends without the newline after its "
+                         "last line: cut short")
+    return snap
