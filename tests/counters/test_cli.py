@@ -4,6 +4,7 @@ in a network namespace), the verdict on two snapshots, and the exit statuses."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -234,3 +235,47 @@ def test_system_thresholds_follow_a_relocated_reference_directory(tmp_path, caps
     rc, out, _ = _run(capsys, *argv)
     assert rc == 0, out
     assert _run(capsys, *argv, "--reference-dir", str(tmp_path / "none"))[0] == 1
+
+
+# -- the 64-bit extended counters preferred where perfquery -x has them ----------------------
+def _ib_tree(root: Path, symbol_error: int = 65535):
+    counters = root / "class/infiniband/mlx5_0/ports/1/counters"
+    counters.mkdir(parents=True)
+    for name, value in (("symbol_error", symbol_error), ("link_downed", 0),
+                        ("port_xmit_wait", 4294967295), ("port_xmit_data", 7)):
+        (counters / name).write_text(f"{value}\n")
+    (root / "class/net").mkdir(parents=True)
+    (root / "proc").mkdir()
+
+
+def _stub_perfquery(tmp_path: Path, recording: str, monkeypatch) -> None:
+    """A perfquery on PATH that prints a recorded `perfquery -x` (the node has no HCA here)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "perfquery"
+    stub.write_text(f"#!/bin/sh\ncat {DATA / 'real-outputs' / recording}\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+def _gathered(root: Path) -> dict:
+    from fabrictest.counters.gather import gather_counters
+
+    snap = gather_counters("n1", root, root / "proc", netdevs=[], commands=True)
+    return {c.name: (c.value, c.bits) for c in snap.counters if c.source == "ib"}
+
+
+def test_perfquery_x_64_bit_values_replace_the_saturated_sysfs_ones(tmp_path, monkeypatch):
+    root = tmp_path / "sys"
+    _ib_tree(root)
+    _stub_perfquery(tmp_path, "perfquery-x-rhel75-capmask2-lid10.txt", monkeypatch)
+    assert _gathered(root) == {"symbol_error": (0, 64), "link_downed": (0, 64),
+                               "port_xmit_wait": (0, 64)}
+
+
+def test_without_the_additional_counters_the_sysfs_widths_stand(tmp_path, monkeypatch):
+    root = tmp_path / "sys"
+    _ib_tree(root)
+    _stub_perfquery(tmp_path, "perfquery-x-capmask2-0-lid133.txt", monkeypatch)
+    assert _gathered(root) == {"symbol_error": (65535, 16), "link_downed": (0, 8),
+                               "port_xmit_wait": (4294967295, 32)}

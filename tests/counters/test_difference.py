@@ -169,3 +169,19 @@ def test_older_snapshots_without_widths_read_the_table_s():
     snap = parse_snapshot(_doc('{"source": "ib", "device": "mlx5_0", "port": "1", "name": '
                                '"symbol_error", "value": 3}'))
     assert snap.counters[0].bits == 16
+
+
+def test_every_system_thresholds_file_loads():
+    """The repository's reference/counters/<system>.yaml files pass their own rules (a system
+    added by docs/architecture.md's checklist brings one)."""
+    from pathlib import Path
+
+    from fabrictest.counters.files import load_thresholds
+
+    files = sorted((Path(__file__).resolve().parents[2] / "reference" / "counters").glob("*.yaml"))
+    assert files
+    for path in files:
+        thresholds, problem = load_thresholds(path)
+        assert problem is None and thresholds.provenance, path
+        systems = Path(__file__).resolve().parents[2] / "config" / "reframe" / "systems"
+        assert (systems / f"{path.stem}.py").is_file(), f"{path.name}: no system {path.stem}"

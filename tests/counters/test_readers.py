@@ -128,10 +128,16 @@ def test_ethtool_bnxt_queues_and_port_counters():
     assert newer["rx_fcs_err_frames"] == 0 and newer["rx_total_ring_discards"] == 655430134
 
 
-def test_ethtool_ice_names():
+def test_ethtool_ice_and_i40e_port_counters():
+    """Added by following docs/architecture.md's "Adding a counter" literally: ice's CRC
+    errors and pause (XOFF) frames, the same names as i40e's."""
     stats = parse_ethtool_stats(read("ethtool-S-ice-ethq.txt")).values
-    assert stats["rx_crc_errors.nic"] == 0 and stats["tx_dropped_link_down.nic"] == 0
-    assert stats["rx_unicast"] == 12117448
+    assert stats["rx_crc_errors.nic"] == 0 and kind_of("rx_crc_errors.nic") == ERROR
+    assert stats["link_xoff_rx.nic"] == 0 and kind_of("link_xoff_rx.nic") == CONGESTION
+    assert stats["link_xoff_tx.nic"] == 0 and kind_of("link_xoff_tx.nic") == CONGESTION
+    assert stats["rx_unicast"] == 12117448 and kind_of("rx_unicast") is None
+    i40e = parse_ethtool_stats(read("ethtool-S-i40e-25g.txt")).values
+    assert i40e["rx_crc_errors.nic"] == 1
 
 
 def test_ethtool_name_twice_with_two_values_is_unreadable():
@@ -209,6 +215,7 @@ def test_counter_files():
     ("ib", "local_link_integrity_errors", 4), ("ib", "port_xmit_data", 32),
     ("hw", "out_of_sequence", 32), ("hw", "np_cnp_sent", 64), ("netdev", "carrier_changes", 31),
     ("netdev", "rx_errors", 64), ("ethtool", "rx_discards_phy", 64), ("tcp", "RetransSegs", 64),
+    ("ethtool", "rx_crc_errors.nic", 64), ("ethtool", "link_xoff_rx.nic", 64),
     ("cxi", "link_up", 1)])
 def test_widths(source, name, bits):
     assert width_of(source, name) == bits

@@ -61,6 +61,10 @@ KINDS: dict[str, str] = {
     "tx_pause_ctrl_phy": CONGESTION,
     "rx_pause_frames": CONGESTION,
     "tx_pause_frames": CONGESTION,
+    # ethtool -S: Intel ice and i40e (port counters end in .nic)
+    "rx_crc_errors.nic": ERROR,
+    "link_xoff_rx.nic": CONGESTION,
+    "link_xoff_tx.nic": CONGESTION,
     # /proc/net/snmp
     "RetransSegs": CONGESTION,
     # cxi_stat's link state as 1 (up) or 0: a state, not a counter (STATES)
@@ -71,7 +75,9 @@ KINDS: dict[str, str] = {
 STATES = frozenset({"link_up"})
 
 #: the InfiniBand PortCounters attribute's widths in bits (IBTA; sysfs ``counters/`` and
-#: ``perfquery`` without ``-x`` read it); PortCountersExtended's are 64 bits
+#: ``perfquery`` without ``-x`` read it); PortCountersExtended's are 64 bits. The kernel's sysfs
+#: reads the extended attribute for the data and packet counters only (64 bits where the port
+#: has it, the widths below otherwise), which the suite does not keep
 IB_PORT_COUNTERS_BITS = {
     "symbol_error": 16,
     "link_error_recovery": 8,
