@@ -11,9 +11,12 @@ to ``counters/{before,after}.log``, out of the test's output). At sanity time
 * a link that went down during the test fails it: ``node03 eth0: link went down 2 times during
   the test (carrier_changes 14 -> 18)``;
 * an error counter that rose above its threshold fails it, naming node, port, counter and the
-  increase; thresholds are data, ``reference/counters/<system>.yaml`` (with ``$provenance``);
-  without that file every error counts;
-* a node whose counters could not be read or compared makes the test fail saying so.
+  increase; thresholds are data, ``counters/<system>.yaml`` (with ``$provenance``) in the
+  reference directory the performance references come from (``RFM_REFERENCE_PREFIX`` moves
+  both); without that file every error counts;
+* a node whose counters could not be read or compared (saturated, reset, two snapshots of one
+  node ...) makes the test fail saying so, or counts as a failure under the thresholds'
+  ``unknown: fail``.
 
 Congestion counters (TCP retransmissions, CNPs, ECN marks, pause frames, ``port_xmit_wait``)
 become performance figures per node, ``counters_<node>_<counter>`` (e.g.

@@ -185,3 +185,12 @@ def test_every_system_thresholds_file_loads():
         assert problem is None and thresholds.provenance, path
         systems = Path(__file__).resolve().parents[2] / "config" / "reframe" / "systems"
         assert (systems / f"{path.stem}.py").is_file(), f"{path.name}: no system {path.stem}"
+
+
+def test_a_wrapping_counter_at_its_maximum_is_unknown_too():
+    before = Snapshot("n1", [Counter("netdev", "eth0", "-", "carrier_changes", 2**31 - 5)])
+    after = Snapshot("n1", [Counter("netdev", "eth0", "-", "carrier_changes", 2**31 - 1)])
+    (u,) = difference(before, after).unknown
+    assert u.why == SATURATED and "at its 31-bit maximum 2147483647 (it wraps next)" in u.text
+    assert judge([difference(before, after)]).failures[0].startswith(
+        "n1 eth0: link went down at least 2 times")

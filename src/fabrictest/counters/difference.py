@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .kinds import STATES, maximum
+from .kinds import SATURATING, STATES, maximum
 from .snapshot import Counter, Snapshot
 
 UNREADABLE, MISSING, NOTHING = "unreadable", "missing", "nothing"
@@ -93,13 +93,15 @@ def _compare(node: str, b: Counter, a: Counter, during: str) -> Change | Unknown
         return Unknown(node, b, RESET, f"{where}: went backwards ({b.value} -> {a.value}): "
                                        f"reset during {during}, its increase is unknown")
     if a.value == top:
+        # an InfiniBand counter stops at its maximum; a wider one wraps after it
+        at = (f"saturated at {top} ({b.bits}-bit maximum)" if b.source in SATURATING
+              else f"at its {b.bits}-bit maximum {top} (it wraps next)")
         if b.value == top:
-            text = (f"{where}: saturated at {top} ({b.bits}-bit maximum) before and after "
-                    f"{during}: its increase is unknown (reset the port's counters)")
+            text = (f"{where}: {at} before and after {during}: its increase is unknown "
+                    "(reset the port's counters)")
         else:
-            text = (f"{where}: saturated at {top} ({b.bits}-bit maximum) during {during} "
-                    f"({b.value} -> {a.value}): it rose by at least {a.value - b.value}, how "
-                    "much more is unknown")
+            text = (f"{where}: {at} during {during} ({b.value} -> {a.value}): it rose by at "
+                    f"least {a.value - b.value}, how much more is unknown")
         return Unknown(node, b, SATURATED, text, a.value - b.value)
     return Change(node, b, b.value, a.value)
 
