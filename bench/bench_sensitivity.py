@@ -41,6 +41,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fabrictest.references import reference_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = "/run/lock/fabrictest-vcluster-dev.lock"
 #: the multi-node tests on 4 nodes (pairs-of-three/many needs 6 nodes and would skip)
@@ -272,8 +274,7 @@ def parse_args(argv):
         ap.exit(2, "bench_sensitivity: --healthy: at least 1 healthy run (false alarms)\n")
     if args.lock_wait <= 0 or args.run_timeout <= 0:
         ap.exit(2, "bench_sensitivity: --lock-wait and --run-timeout must be positive\n")
-    ref_dir = Path(args.reference_dir or os.environ.get("RFM_REFERENCE_PREFIX")
-                   or ROOT / "reference").resolve()
+    ref_dir = reference_dir(args.reference_dir).resolve()  # the one lookup of every reader
     if not (ref_dir / "vcluster.yaml").is_file():
         ap.exit(2, f"bench_sensitivity: no {ref_dir / 'vcluster.yaml'}\n")
     args.reference_dir = ref_dir

@@ -11,9 +11,12 @@ to ``counters/{before,after}.log``, out of the test's output). At sanity time
 * a link that went down during the test fails it: ``node03 eth0: link went down 2 times during
   the test (carrier_changes 14 -> 18)``;
 * an error counter that rose above its threshold fails it, naming node, port, counter and the
-  increase; thresholds are data, ``reference/counters/<system>.yaml`` (with ``$provenance``);
-  without that file every error counts;
-* a node whose counters could not be read or compared makes the test fail saying so.
+  increase; thresholds are data, ``counters/<system>.yaml`` (with ``$provenance``) in the
+  reference directory the performance references come from (``RFM_REFERENCE_PREFIX`` moves
+  both); without that file every error counts;
+* a node whose counters could not be read or compared (saturated, reset, two snapshots of one
+  node ...) makes the test fail saying so, or counts as a failure under the thresholds'
+  ``unknown: fail``.
 
 Congestion counters (TCP retransmissions, CNPs, ECN marks, pause frames, ``port_xmit_wait``)
 become performance figures per node, ``counters_<node>_<counter>`` (e.g.
@@ -24,7 +27,8 @@ One-host partitions (``mpirun-onehost``: ranks standing for nodes share one link
 single-node cases take no snapshots; ``-S counter_snapshots=false`` turns them off. The
 snapshots are kept in the test's output directory (``keep_files``): ``fabric-report counters``
 and ``fabric-report html`` put them together into each node's counters over the whole run
-(:mod:`fabrictest.health.run_counters`).
+(:mod:`fabrictest.counters.whole_run`); everything the plugin decides is in
+:mod:`fabrictest.counters`.
 """
 
 from __future__ import annotations
@@ -37,18 +41,18 @@ from pathlib import Path
 import reframe as rfm
 import reframe.utility.sanity as sn
 from fabric_placement import one_host
+from fabric_references import reference_prefix
 from reframe.core.builtins import run_after, run_before, variable
 
-from fabrictest.health.counter_checks import Thresholds, Verdict, judge
-from fabrictest.health.counter_thresholds import load_thresholds, thresholds_path
-from fabrictest.health.run_counters import SNAPSHOT_DIR
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import difference, parse_snapshot
+from fabrictest.counters.difference import difference
+from fabrictest.counters.files import read_phase, system_thresholds
+from fabrictest.counters.judge import Verdict, judge
+from fabrictest.counters.snapshot import SNAPSHOT_DIR
+from fabrictest.counters.thresholds import Thresholds
 
 PHASES = ("before", "after")
 #: seconds a snapshot launch may take before it is killed (the test then says so)
 SNAPSHOT_TIMEOUT_S = 120
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 FIGURE_PREFIX = "counters_"
 
 
@@ -58,9 +62,12 @@ def fabric_health() -> str:
     return str(cand) if cand.exists() else "fabric-health"
 
 
-def system_thresholds(system: str) -> tuple[Thresholds, str | None]:
-    """The system's thresholds and the problem with its file (None when fine or absent)."""
-    return load_thresholds(thresholds_path(REFERENCE_DIR, system))
+def thresholds_for(system: str) -> tuple[Thresholds, str | None]:
+    """The system's thresholds and the problem with its file (None when fine or absent), from
+    the reference directory every reader uses (ReFrame's ``reference_prefix``, which
+    ``RFM_REFERENCE_PREFIX`` sets, else the repository's ``reference/``)."""
+    thresholds, problem, _path = system_thresholds(system, reference_prefix())
+    return thresholds, problem
 
 
 class CounterChecks(rfm.RegressionTestPlugin):
@@ -125,19 +132,14 @@ class CounterChecks(rfm.RegressionTestPlugin):
             return cached
         snaps, unread = {}, []
         for phase in PHASES:
-            snaps[phase] = {}
             d = Path(self.stagedir) / SNAPSHOT_DIR / phase
-            for f in sorted(d.glob("*.json")) if d.is_dir() else []:
-                try:
-                    s = parse_snapshot(f.read_text())
-                    snaps[phase][s.node] = s
-                except (OSError, ParseError) as err:
-                    unread.append(f"{f.name} {phase} the test: {err}")
+            snaps[phase], problems = read_phase(d) if d.is_dir() else ({}, [])
+            unread += [f"{why.replace(': ', f' {phase} the test: ', 1)}" for why in problems]
         nodes = sorted(set(snaps["before"]) | set(snaps["after"]))
         expected = self.expected_counter_nodes()
         diffs = [difference(snaps["before"][n], snaps["after"][n])
                  for n in nodes if n in snaps["before"] and n in snaps["after"]]
-        thresholds, problem = system_thresholds(self.current_system.name)
+        thresholds, problem = thresholds_for(self.current_system.name)
         verdict = judge(diffs, thresholds, expected or nodes)
         if problem:
             verdict.failures.insert(0, problem)

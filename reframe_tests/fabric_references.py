@@ -22,27 +22,34 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import reframe as rfm
 import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
-from reframe.core.exceptions import PerformanceError, ReferenceParseError
+from reframe.core.exceptions import PerformanceError, ReferenceParseError, ReframeFatalError
 from reframe.core.logging import getlogger
 
 from fabrictest import references as refs
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+
+def reference_prefix() -> str | None:
+    """ReFrame's ``reference_prefix`` (its configuration, or ``RFM_REFERENCE_PREFIX``); None
+    outside a ReFrame session (then ``RFM_REFERENCE_PREFIX`` and the repository's reference/
+    apply: :func:`fabrictest.references.reference_dir`)."""
+    try:
+        return rt.runtime().get_option("general/0/reference_prefix") or None
+    except ReframeFatalError:  # no runtime: a test of the plugin outside ReFrame
+        return None
 
 
 def reference_path(system: str, file: str = "") -> str:
-    """The reference file of ``system``: ``file`` (default ``<system>.yaml``) under ReFrame's
-    ``reference_prefix`` (``RFM_REFERENCE_PREFIX``), else under the repository's
-    ``reference/``."""
-    prefix = rt.runtime().get_option("general/0/reference_prefix") or str(REFERENCE_DIR)
-    return os.path.join(prefix, file or f"{system}.yaml")
+    """The reference file of ``system``: ``file`` (default ``<system>.yaml``) in the reference
+    directory every reader uses (:func:`fabrictest.references.reference_dir`: ReFrame's
+    ``reference_prefix``, else ``RFM_REFERENCE_PREFIX``, else the repository's
+    ``reference/``)."""
+    return str(refs.reference_file(system, file, reference_prefix()))
 
 
 def _g(x) -> str:

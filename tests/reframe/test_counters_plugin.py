@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from fabric_counters import SNAPSHOT_DIR, CounterChecks
+from fabric_counters import CounterChecks
 
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot
+from fabrictest.counters.snapshot import SNAPSHOT_DIR, Counter, Snapshot
 
 
 def _fake(stage: Path, nodes: int, nodelist=()):
@@ -84,3 +84,40 @@ def test_unreadable_counter_and_broken_file_are_said(tmp_path):
 def test_no_snapshots_taken_means_no_verdict(tmp_path):
     assert _fake(tmp_path, 0).counter_problems() == []
     assert json.loads(json.dumps(_fake(tmp_path, 0).counter_verdict())) is None
+
+
+def test_a_relocated_reference_directory_is_honoured(tmp_path, monkeypatch):
+    """The counters' thresholds are found where the performance references are: a site that
+    moves its references (RFM_REFERENCE_PREFIX) moves its counter thresholds with them. Before,
+    the plugin read the repository's reference/ only, and every error counter failed at 0."""
+    stage = tmp_path / "stage"
+    for phase, errors in (("before", 10), ("after", 1210)):
+        d = stage / SNAPSHOT_DIR / phase
+        d.mkdir(parents=True)
+        (d / "node01.json").write_text(Snapshot("node01", [
+            Counter("ib", "mlx5_0", "1", "symbol_error", errors, 64),
+            Counter("netdev", "eth0", "-", "carrier_changes", 4)]).to_json())
+    monkeypatch.delenv("RFM_REFERENCE_PREFIX", raising=False)
+    assert _fake(stage, 1, ["node01"]).counter_problems() == [
+        "node01 mlx5_0/1: symbol_error rose by 1200 during the test (10 -> 1210; threshold 0)"]
+    moved = tmp_path / "site-references"
+    (moved / "counters").mkdir(parents=True)
+    (moved / "counters" / "vcluster.yaml").write_text(
+        "$provenance: {document: the site's cabling notes}\nerrors: {symbol_error: 2000}\n")
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(moved))
+    assert _fake(stage, 1, ["node01"]).counter_problems() == []
+    # and the performance references' own lookup is the same one
+    from fabric_references import reference_path
+
+    assert reference_path("vcluster") == str(moved / "vcluster.yaml")
+
+
+def test_two_snapshots_of_one_node_are_not_read(tmp_path):
+    for phase in ("before", "after"):
+        _write(tmp_path, phase, "node01", 17)
+    (tmp_path / SNAPSHOT_DIR / "after" / "node01.json").rename(
+        tmp_path / SNAPSHOT_DIR / "after" / "a.json")
+    _write(tmp_path, "after", "node01", 21)
+    (problem,) = _fake(tmp_path, 1, ["node01"]).counter_problems()
+    assert "2 snapshots of node01 (a.json, node01.json) after the test" in problem
+    assert "node01: no counters before and after the test" in problem

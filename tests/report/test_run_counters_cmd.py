@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot
+from fabrictest.counters.snapshot import Counter, Snapshot
 from fabrictest.report.cli import main
 
 THRESHOLDS = """$provenance:
@@ -87,8 +87,8 @@ def test_a_counter_reset_between_tests_is_unread(tmp_path, refdir, capsys):
                       write_case(tmp_path, "B", 200, {"node01": (4, 4)}))
     rc, out, _ = run(capsys, "--report", str(rep), "--reference-dir", str(refdir))
     assert rc == 3
-    assert ("UNREAD vcluster:node01 tcp RetransSegs: went backwards (3 -> 0): reset? (between "
-            "A and B)") in out
+    assert ("UNREAD vcluster:node01 tcp RetransSegs: went backwards (3 -> 0): reset during no "
+            "test (between A and B), its increase is unknown") in out
 
 
 def test_an_unreadable_snapshot_is_exit_3(tmp_path, refdir, capsys):

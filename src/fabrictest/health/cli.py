@@ -8,7 +8,7 @@ Exit status: 0 every check passed, 1 a check failed, 2 no RDMA device on this no
 ``HEALTH <node> no RDMA device: <reason>``), 64 bad command line.
 
 ``fabric-health counters ...`` reads the link, error and congestion counters instead
-(:mod:`fabrictest.health.counters_cli`).
+(:mod:`fabrictest.counters.cli`).
 """
 
 from __future__ import annotations
@@ -178,8 +178,8 @@ def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] |
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["counters"]:  # the counters subcommand (its own options, docs/health.md)
-        from .counters_cli import main as counters_main
+    if argv[:1] == ["counters"]:  # the counters subcommand (its own options, docs/counters.md)
+        from fabrictest.counters.cli import main as counters_main
 
         return counters_main(argv[1:])
     args = build_parser().parse_args(argv)

@@ -21,9 +21,6 @@ module             function                                  tool
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
-``counters``       ``parse_perfquery`` / ``parse_ethtool_stats``  sysfs counters, perfquery, ethtool -S,
-                   ``parse_snmp`` / ``parse_cxi_stat``       /proc/net/snmp, cxi_stat
-``counter_snap..`` ``parse_snapshot`` / ``difference``       ``fabric-health counters --json``
 ``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
 =================  ========================================  ============================
 
@@ -31,7 +28,8 @@ All raise :class:`ParseError` (a ``ValueError``), and no other exception, on tex
 their tool's output. Whether a parsed output is *whole* (every size, stream, line and closing
 line the run should print) is asked of the result with each benchmark module's ``missing()``,
 which returns what is missing (docs/parsers.md); :func:`ends_mid_line` tells a text cut while a
-line was written.
+line was written. The counter tools' texts (sysfs counters, perfquery, ethtool -S, cxi_stat,
+/proc/net/snmp, our snapshots) are read in the counters room, :mod:`fabrictest.counters`.
 """
 
 from __future__ import annotations

@@ -76,6 +76,7 @@ from .consistency import TestSpec, check_against
 from .entry_lookup import coverage, lookup, resolve
 from .judging import refusals, unit_mismatches
 from .loading import for_reframe, load, load_all, parse_entry
+from .location import reference_dir, reference_file
 from .model import (
     INDEX_KEY,
     MEASURED_WITH,
@@ -107,4 +108,6 @@ __all__ = [
     "refusals",
     "resolve",
     "unit_mismatches",
+    "reference_dir",
+    "reference_file",
 ]

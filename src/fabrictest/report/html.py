@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from fabrictest.parsers.counters import KINDS
+from fabrictest.counters.kinds import KINDS
 
 from .compare import CompareRow
 from .compare_text import noise_text, status_text

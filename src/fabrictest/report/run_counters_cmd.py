@@ -8,7 +8,7 @@ Per node: the tests that read it, every counter that changed from its first snap
 any test) to its last (after the last test), and the failures: a link that went down, or an
 error counter above the system's thresholds (``reference/counters/<system>.yaml``, allowed
 once per test and per gap between tests), over the run or while no test ran
-(:mod:`fabrictest.health.run_counters`).
+(:mod:`fabrictest.counters.whole_run`).
 
 Exit status: 0 every node read and healthy, 1 a failure, 2 nothing to read (no source, no test
 with snapshots) or a bad option, 3 a node's counters could not be read or compared (and
@@ -21,29 +21,22 @@ import html
 import sys
 from pathlib import Path
 
-from fabrictest.health.counter_checks import Thresholds
-from fabrictest.health.counter_thresholds import load_thresholds, thresholds_path
-from fabrictest.health.run_counters import SNAPSHOT_DIR, CaseSnapshots, NodeRun, whole_run
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import parse_snapshot
+from fabrictest.counters.files import read_phase, system_thresholds
+from fabrictest.counters.snapshot import SNAPSHOT_DIR
+from fabrictest.counters.thresholds import Thresholds
+from fabrictest.counters.whole_run import CaseSnapshots, NodeRun, whole_run
 
 from .results import ResultsError, ResultSet
-from .sources import check, read, reference_dir, writable_file, write_json
+from .sources import check, read, writable_file, write_json
 
 #: exit statuses; nothing to read or a bad option is 2, as for every fabric-report command
 EXIT_OK, EXIT_FAILED, EXIT_UNREAD = 0, 1, 3
 
 
-def _read_phase(d: Path, unread: list[str], label: str) -> dict:
-    out = {}
-    for f in sorted(d.glob("*.json")):
-        try:
-            snap = parse_snapshot(f.read_text())
-        except (OSError, ParseError) as err:
-            unread.append(f"{label}: {f}: {err}")
-            continue
-        out[snap.node] = snap
-    return out
+def _read_phase(d, unread: list[str], label: str) -> dict:
+    snaps, problems = read_phase(d)
+    unread += [f"{label}: {why}" for why in problems]
+    return snaps
 
 
 def snapshots_of(testcases: list[dict]) -> tuple[dict[str, list[CaseSnapshots]], list[str]]:
@@ -81,8 +74,7 @@ def node_runs(res: ResultSet, ref_option: str | None) -> tuple[list[tuple[str, N
     by_system, problems = snapshots_of(res.testcases)
     out = []
     for system, tests in sorted(by_system.items()):
-        path = thresholds_path(reference_dir(ref_option), system)
-        thresholds, problem = load_thresholds(path)
+        thresholds, problem, path = system_thresholds(system, ref_option)
         if problem:
             problems.append(problem)
             thresholds = Thresholds()
@@ -140,7 +132,7 @@ def cmd_counters(args) -> int:
     for src in args.sources:
         res.extend(read(src, need_figures=False))
     runs, problems = node_runs(res, args.reference_dir)
-    if not runs:
+    if not runs and not problems:
         raise ResultsError(f"no counter snapshots in the {len(res.testcases)} test cases read "
                            "(only multi-node tests take them; their output directories must "
                            "still exist)")

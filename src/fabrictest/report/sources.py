@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabrictest.references import location as references_location
+
 from .outfiles import writable_dir, writable_file, write_json
 from .perflogs import read_perflogs
 from .results import (
@@ -104,5 +106,6 @@ def read(src: Source, need_figures: bool = True) -> ResultSet:
 
 def reference_dir(option: str | None) -> Path:
     """The reference directory: ``--reference-dir``, else ``$RFM_REFERENCE_PREFIX`` (as
-    ReFrame's runs), else ``reference`` under the current directory."""
-    return Path(option or os.environ.get("RFM_REFERENCE_PREFIX") or "reference")
+    ReFrame's runs), else the repository's ``reference/`` (the one lookup of every reader,
+    :func:`fabrictest.references.reference_dir`)."""
+    return references_location.reference_dir(option)

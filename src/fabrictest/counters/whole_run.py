@@ -21,13 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabrictest.parsers.counter_snapshot import Change, Snapshot, difference
-
-from .counter_checks import Thresholds, Verdict, judge
-
-#: where a test keeps its snapshots, in its stage and output directories:
-#: ``counters/{before,after}/<node>.json``
-SNAPSHOT_DIR = "counters"
+from .difference import Change, difference
+from .judge import Verdict, judge
+from .snapshot import Snapshot
+from .thresholds import Thresholds
 
 
 @dataclass(frozen=True)
@@ -89,17 +86,16 @@ def whole_run(tests: list[CaseSnapshots], thresholds: Thresholds | None = None) 
             run.verdict.unread.append(f"{node}: snapshots without a time ({', '.join(untimed)}): "
                                       "the order of its tests is their completion time")
         if seq:
-            diff = difference(seq[0].before[node], seq[-1].after[node])
+            diff = difference(seq[0].before[node], seq[-1].after[node], during="the run")
             allowance = thresholds.times(2 * len(seq) - 1)
             verdict = judge([diff], allowance, during="the run")
             verdict.unread = run.verdict.unread + verdict.unread
             run.verdict, run.changes = verdict, [c for c in diff.changes if c.increase]
         for prev, nxt in zip(seq, seq[1:], strict=False):
-            gap = difference(prev.after[node], nxt.before[node])
-            between = judge([gap], thresholds, during=f"no test (between {prev.test} and "
-                                                      f"{nxt.test})")
+            during = f"no test (between {prev.test} and {nxt.test})"
+            gap = difference(prev.after[node], nxt.before[node], during=during)
+            between = judge([gap], thresholds, during=during)
             run.between += between.failures
-            run.verdict.unread += [f"{u} (between {prev.test} and {nxt.test})"
-                                   for u in between.unread]
+            run.verdict.unread += between.unread
         out.append(run)
     return out

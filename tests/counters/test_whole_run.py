@@ -1,13 +1,13 @@
-"""A whole run's counters per node (fabrictest.health.run_counters): the first and last
+"""A whole run's counters per node (fabrictest.counters.whole_run): the first and last
 snapshot of each node, and what changed while no test ran on it."""
 
 from __future__ import annotations
 
 import pytest
 
-from fabrictest.health.counter_checks import Thresholds
-from fabrictest.health.run_counters import CaseSnapshots, whole_run
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot, parse_snapshot
+from fabrictest.counters.snapshot import Counter, Snapshot, parse_snapshot
+from fabrictest.counters.thresholds import Thresholds
+from fabrictest.counters.whole_run import CaseSnapshots, whole_run
 
 
 def snap(node: str, taken: float | None, carrier: int, rx_errors: int = 0,

@@ -2,24 +2,29 @@
 difference of two snapshots.
 
     fabric-health counters [--json] [--out-dir DIR] [--netdev IF ...] [--node-name N]
-    fabric-health counters --diff BEFORE AFTER [--thresholds FILE] [--json]
+    fabric-health counters --diff BEFORE AFTER [--system NAME [--reference-dir DIR] |
+                                                --thresholds FILE] [--json]
 
 A snapshot prints ``COUNTER <node> <place> <source> <name> <value|unreadable>`` lines (then
 ``UNREADABLE <node> <what>: <why>``), or with ``--json`` one JSON object
-(:mod:`fabrictest.parsers.counter_snapshot`); ``--out-dir DIR`` writes it to
-``DIR/<node>.json`` instead (one task per node of a job writes one file each; the node is
-``--node-name``, else ``$SLURMD_NODENAME``, else the short hostname).
+(:mod:`fabrictest.counters.snapshot`); ``--out-dir DIR`` writes it to ``DIR/<node>.json``
+instead (one task per node of a job writes one file each; the node is ``--node-name``, else
+``$SLURMD_NODENAME``, else the short hostname).
 
 ``--diff`` takes two snapshot files, or two directories of them (one file per node), and
 prints ``CHANGE <node> <place> <counter>: <before> -> <after> (+N)`` for every counter that
 changed, ``FAIL <node> <place>: ...`` for a link that went down or an error counter above its
-threshold, ``FIGURE <node> <counter> <increase>`` for the congestion counters and
-``UNKNOWN <node> ...`` for what could not be compared.
+threshold, ``FIGURE <node> <counter> <increase>`` for the congestion counters, ``UNKNOWN
+<node> ...`` for what could not be compared, and a last line ``N nodes, M counters compared:
+F failures, U unknown``. The thresholds are ``--thresholds FILE``, or the system's
+``counters/<NAME>.yaml`` in the reference directory (``--reference-dir``, else
+``$RFM_REFERENCE_PREFIX``, else the repository's ``reference/``) with ``--system NAME``; with
+neither, every error counts.
 
-Exit status: 0 all read (``--diff``: and nothing failed; ``--out-dir``: the file was written,
-what could not be read is in it), 1 ``--diff`` found a failure, 3 a counter could not be read
-or compared (and nothing failed), 64 bad command line, a file that is not a snapshot, or an
-``--out-dir`` that cannot be written.
+Exit status: 0 all read (``--diff``: and nothing failed), 1 ``--diff`` found a failure, 3 a
+counter could not be read or compared, or a snapshot read nothing (and nothing failed;
+``--out-dir`` still writes the file), 64 bad command line, a file that is not a snapshot, two
+snapshots of one node, or an ``--out-dir`` that cannot be written.
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ import socket
 import sys
 from pathlib import Path
 
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.counter_snapshot import Snapshot, difference, parse_snapshot
+from fabrictest.parsers.errors import ParseError
 
-from .counter_checks import Thresholds, judge
-from .counter_gather import gather_counters
-from .counter_thresholds import load_thresholds as load_thresholds_file
+from .difference import difference
+from .files import load_thresholds, read_snapshots, system_thresholds
+from .gather import gather_counters
+from .judge import judge
+from .thresholds import Thresholds
 
 EXIT_OK, EXIT_FAILED, EXIT_UNREAD, EXIT_USAGE = 0, 1, 3, 64
 
@@ -52,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "difference of two snapshots.",
                 epilog="Exit: 0 read (and --diff: nothing failed), 1 --diff: a link went down "
                        "or an error counter passed its threshold, 3 a counter unreadable or "
-                       "not comparable, 64 usage error or not a snapshot.")
+                       "not comparable, or nothing read, 64 usage error or not a snapshot.")
     p.add_argument("--json", action="store_true", help="one JSON document instead of lines")
     p.add_argument("--out-dir", type=Path, help="write the snapshot to DIR/<node>.json")
     p.add_argument("--netdev", action="append", help="read only this netdev (repeatable; "
@@ -60,38 +66,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-name", default=None, help="name of this node (default: short "
                    "hostname)")
     p.add_argument("--no-commands", action="store_true",
-                   help="read files only: no ethtool -S, no cxi_stat")
+                   help="read files only: no ethtool -S, perfquery -x, cxi_stat")
     p.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"), type=Path,
                    help="compare two snapshots (files, or directories of <node>.json)")
-    p.add_argument("--thresholds", type=Path, help="with --diff: the system's counters file "
-                   "(reference/counters/<system>.yaml); default: any error fails")
+    p.add_argument("--thresholds", type=Path, help="with --diff: a counters thresholds file; "
+                   "default: --system's, else any error fails")
+    p.add_argument("--system", help="with --diff: judge with counters/<SYSTEM>.yaml of the "
+                   "reference directory")
+    p.add_argument("--reference-dir", metavar="DIR", help="with --system: where "
+                   "counters/<SYSTEM>.yaml is (default $RFM_REFERENCE_PREFIX, else the "
+                   "repository's reference/)")
     p.add_argument("--sys-root", type=Path, default=Path("/sys"), help=argparse.SUPPRESS)
     p.add_argument("--proc-root", type=Path, default=Path("/proc"), help=argparse.SUPPRESS)
     return p
 
 
-def read_snapshots(path: Path) -> dict[str, Snapshot]:
-    """node -> snapshot from one file or a directory of ``*.json``; ParseError/OSError."""
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-    if not files:
-        raise ParseError(f"{path}: no *.json snapshot in it")
-    out: dict[str, Snapshot] = {}
-    for f in files:
-        try:
-            snap = parse_snapshot(f.read_text())
-        except ParseError as err:
-            raise ParseError(f"{f}: {err}") from None
-        out[snap.node] = snap
-    return out
-
-
-def load_thresholds(path: Path | None) -> Thresholds:
-    """``--thresholds``: a file the user names must exist and be valid (ParseError)."""
-    if path is None:
+def thresholds_of(args) -> Thresholds:
+    """``--thresholds FILE`` (it must exist and be valid), else ``--system``'s file in the
+    reference directory (valid when present), else the defaults; ParseError."""
+    if args.thresholds is not None:
+        if not args.thresholds.exists():
+            raise ParseError(f"{args.thresholds}: no such file")
+        thresholds, problem = load_thresholds(args.thresholds)
+    elif args.system:
+        thresholds, problem, path = system_thresholds(args.system, args.reference_dir)
+        if problem is None and not path.exists():
+            print(f"note: no {path}: every error counter increase fails", file=sys.stderr)
+    else:
         return Thresholds()
-    if not path.is_file():
-        raise ParseError(f"{path}: no such file")
-    thresholds, problem = load_thresholds_file(path)
     if problem:
         raise ParseError(problem)
     return thresholds
@@ -100,14 +102,17 @@ def load_thresholds(path: Path | None) -> Thresholds:
 def run_diff(args) -> int:
     try:
         before, after = read_snapshots(args.diff[0]), read_snapshots(args.diff[1])
-        thresholds = load_thresholds(args.thresholds)
-    except (OSError, ParseError) as err:
+        thresholds = thresholds_of(args)
+    except ParseError as err:
         print(f"fabric-health counters: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     nodes = sorted(set(before) | set(after))
     diffs = [difference(before[n], after[n]) for n in nodes if n in before and n in after]
     verdict = judge(diffs, thresholds, nodes)
     changes = [ch for d in diffs for ch in d.changes if ch.increase]
+    compared = sum(len(d.changes) for d in diffs)
+    summary = (f"{len(nodes)} node{'s' * (len(nodes) != 1)}, {compared} counters compared: "
+               f"{len(verdict.failures)} failures, {len(verdict.unread)} unknown")
     if args.json:
         print(json.dumps({
             "changes": [{"node": ch.node, "source": ch.counter.source,
@@ -115,7 +120,7 @@ def run_diff(args) -> int:
                          "counter": ch.counter.name, "before": ch.before, "after": ch.after}
                         for ch in changes],
             "failures": verdict.failures, "figures": verdict.figures,
-            "unknown": verdict.unread}, indent=1))
+            "unknown": verdict.unread, "summary": summary}, indent=1))
     else:
         for ch in changes:
             print(f"CHANGE {ch.line()}")
@@ -126,6 +131,7 @@ def run_diff(args) -> int:
                 print(f"FIGURE {node} {name} {value}")
         for line in verdict.unread:
             print(f"UNKNOWN {line}")
+        print(summary)
     if verdict.failures:
         return EXIT_FAILED
     return EXIT_UNREAD if verdict.unread else EXIT_OK
@@ -138,23 +144,39 @@ def main(argv: list[str] | None = None) -> int:
             print("fabric-health counters: error: --diff reads two snapshots; it takes no "
                   "--out-dir, --netdev or --no-commands", file=sys.stderr)
             return EXIT_USAGE
+        if args.thresholds and (args.system or args.reference_dir):
+            print("fabric-health counters: error: --thresholds names the file: it takes no "
+                  "--system or --reference-dir", file=sys.stderr)
+            return EXIT_USAGE
+        if args.reference_dir and not args.system:
+            print("fabric-health counters: error: --reference-dir goes with --system",
+                  file=sys.stderr)
+            return EXIT_USAGE
         return run_diff(args)
-    if args.thresholds:
-        print("fabric-health counters: error: --thresholds goes with --diff", file=sys.stderr)
+    if args.thresholds or args.system or args.reference_dir:
+        print("fabric-health counters: error: --thresholds, --system and --reference-dir go "
+              "with --diff", file=sys.stderr)
         return EXIT_USAGE
     node = args.node_name or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    if not node.strip() or any(ch.isspace() or ch == "/" for ch in node):
+        print(f"fabric-health counters: error: --node-name {node!r}: a node name has no "
+              "spaces or slashes", file=sys.stderr)
+        return EXIT_USAGE
     snap = gather_counters(node, args.sys_root, args.proc_root, args.netdev,
                            commands=not args.no_commands)
+    if snap.read_nothing:
+        snap.unreadable.append(f"nothing was read on {node}: no counter has a value")
+    status = EXIT_UNREAD if snap.read_nothing else EXIT_OK
     if args.out_dir:
         try:
             args.out_dir.mkdir(parents=True, exist_ok=True)
-            (args.out_dir / f"{node}.json").write_text(snap.to_json() + "\n")
+            (args.out_dir / f"{node}.json").write_text(snap.to_json())
         except OSError as err:
             print(f"fabric-health counters: error: {args.out_dir}: {err}", file=sys.stderr)
             return EXIT_USAGE
-        return EXIT_OK  # what could not be read is in the file, judged by the reader
+        return status  # what could not be read is in the file, judged by the reader
     if args.json:
-        print(snap.to_json(indent=1))
+        sys.stdout.write(snap.to_json(indent=1))
     else:
         print("\n".join(snap.lines()))
-    return EXIT_UNREAD if snap.unreadable else EXIT_OK
+    return EXIT_UNREAD if snap.unreadable else status

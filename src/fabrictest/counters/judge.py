@@ -6,64 +6,23 @@
 * an error counter that rose above its threshold fails, naming node, port, counter and the
   increase (threshold 0 unless the system's counters file says otherwise);
 * congestion counters are figures: their increase per node, summed over the node's ports;
+* a counter whose increase is unknown (saturated, reset, two widths) is judged by the
+  thresholds' ``unknown`` rule (unread, or a failure), except that what it did show is judged
+  too: an error counter that saturated having risen by more than its threshold, or a link
+  counter that saturated having moved, fails;
 * a node whose counters could not be read, or compared, makes the verdict say so: a check that
   could not look is not a pass.
 
-The thresholds are data: ``reference/counters/<system>.yaml`` (:class:`Thresholds`).
+The thresholds are data: ``reference/counters/<system>.yaml`` (:class:`~.thresholds.Thresholds`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabrictest.parsers.counter_snapshot import Difference
-from fabrictest.parsers.counters import CONGESTION, ERROR, KINDS, LINK, STATES
-
-
-@dataclass
-class Thresholds:
-    """The largest increase of each error counter a test may see (default ``errors_default``);
-    ``ignore``: counters a site does not judge at all (a driver known to count spuriously)."""
-
-    errors_default: int = 0
-    errors: dict[str, int] = field(default_factory=dict)
-    ignore: frozenset[str] = frozenset()
-    provenance: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, doc) -> Thresholds:
-        """From the YAML document; ValueError naming what is wrong."""
-        if doc is None:
-            return cls()
-        if not isinstance(doc, dict):
-            raise ValueError("a counters file is a mapping")
-        unknown = set(doc) - {"$provenance", "errors", "ignore"}
-        if unknown:
-            raise ValueError(f"unknown keys {sorted(unknown)} (use $provenance, errors, ignore)")
-        if "$provenance" not in doc:
-            raise ValueError("no $provenance: say where the thresholds come from")
-        errors = dict(doc.get("errors") or {})
-        default = errors.pop("default", 0)
-        for name, value in [("default", default), *errors.items()]:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"errors.{name}: {value!r} is not a count >= 0")
-            if name != "default" and KINDS.get(name) != ERROR:
-                raise ValueError(f"errors.{name}: not an error counter "
-                                 f"(known: {', '.join(sorted(k for k, v in KINDS.items() if v == ERROR))})")
-        ignore = doc.get("ignore") or []
-        bad = [n for n in ignore if n not in KINDS]
-        if bad:
-            raise ValueError(f"ignore: unknown counters {bad}")
-        return cls(default, errors, frozenset(ignore), dict(doc["$provenance"]))
-
-    def limit(self, name: str) -> int:
-        return self.errors.get(name, self.errors_default)
-
-    def times(self, spans: int) -> Thresholds:
-        """The allowance of ``spans`` tests together (a whole run): each limit times ``spans``."""
-        return Thresholds(self.errors_default * spans,
-                          {k: v * spans for k, v in self.errors.items()}, self.ignore,
-                          self.provenance)
+from .difference import INCREASE_UNKNOWN, SATURATED, Difference, Unknown
+from .kinds import CONGESTION, ERROR, LINK, STATES, kind_of
+from .thresholds import Thresholds
 
 
 @dataclass
@@ -85,10 +44,30 @@ def downs(name: str, before: int, after: int) -> int:
     return after - before
 
 
+def _unknown(u: Unknown, thresholds: Thresholds, where: str, during: str,
+             out: Verdict) -> None:
+    kind = kind_of(u.name or "")
+    if u.why == SATURATED and u.at_least > 0:
+        shown = downs(u.name, 0, u.at_least) if kind == LINK else u.at_least
+        if kind == LINK:
+            out.failures.append(f"{where}: link went down at least {shown} time"
+                                f"{'s' * (shown != 1)} during {during} ({u.text})")
+            return
+        if kind == ERROR and shown > thresholds.limit(u.name):
+            out.failures.append(f"{where}: {u.name} rose by at least {shown} during {during} "
+                                f"(threshold {thresholds.limit(u.name)}; {u.text})")
+            return
+    if u.why in INCREASE_UNKNOWN and thresholds.unknown == "fail":
+        out.failures.append(f"{u.text} (counted a failure: thresholds' unknown: fail)")
+    else:
+        out.unread.append(u.text)
+
+
 def judge(diffs: list[Difference], thresholds: Thresholds | None = None,
           expected_nodes: list[str] | None = None, during: str = "the test") -> Verdict:
-    """The verdict on every node's :class:`Difference`; a node of ``expected_nodes`` without
-    one is unread. ``during`` names the span in the messages (``the test``, ``the run``)."""
+    """The verdict on every node's :class:`~.difference.Difference`; a node of
+    ``expected_nodes`` without one is unread. ``during`` names the span in the messages
+    (``the test``, ``the run``)."""
     thresholds = thresholds or Thresholds()
     out = Verdict()
     seen = {d.node for d in diffs}
@@ -96,8 +75,13 @@ def judge(diffs: list[Difference], thresholds: Thresholds | None = None,
         if node not in seen:
             out.unread.append(f"{node}: no counters before and after {during}")
     for d in diffs:
-        out.unread += d.unknown
+        for u in d.unknown:
+            if u.name in thresholds.ignore:
+                continue
+            where = d.node if u.counter is None else f"{d.node} {u.counter.place}"
+            _unknown(u, thresholds, where, during, out)
         figures = out.figures.setdefault(d.node, {})
+        partial = {u.name for u in d.unknown}  # a figure with an unknown part is no figure
         for ch in d.changes:
             name, kind = ch.counter.name, ch.counter.kind
             if name in thresholds.ignore:
@@ -112,6 +96,6 @@ def judge(diffs: list[Difference], thresholds: Thresholds | None = None,
                 out.failures.append(f"{where}: {name} rose by {ch.increase} during {during} "
                                     f"({ch.before} -> {ch.after}; threshold "
                                     f"{thresholds.limit(name)})")
-            elif kind == CONGESTION:
+            elif kind == CONGESTION and name not in partial:
                 figures[name] = figures.get(name, 0) + ch.increase
     return out

@@ -4,15 +4,18 @@ in a network namespace), the verdict on two snapshots, and the exit statuses."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from recordings import DATA
 
+from fabrictest.counters.difference import difference
+from fabrictest.counters.judge import judge
+from fabrictest.counters.snapshot import Counter, Snapshot, parse_snapshot
+from fabrictest.counters.thresholds import Thresholds
 from fabrictest.health.cli import main as health_main
-from fabrictest.health.counter_checks import Thresholds, judge
-from fabrictest.parsers.counter_snapshot import Counter, Snapshot, difference, parse_snapshot
 
 VETH = DATA / "real-outputs-local" / "sysfs-veth-netns"
 
@@ -155,3 +158,124 @@ def test_every_systems_counters_file_loads():
     assert files, "no reference/counters/*.yaml"
     for path in files:
         Thresholds.from_dict(yaml.safe_load(path.read_text()))
+
+
+# -- what the diff refuses, and what it says ------------------------------------------------
+def _snapshots(tmp_path, capsys, node="node01"):
+    for phase in ("before", "after"):
+        assert _run(capsys, *_veth_args(VETH, node), "--out-dir", str(tmp_path / phase))[0] == 0
+    return tmp_path / "before", tmp_path / "after"
+
+
+def test_healthy_diff_says_what_it_compared(tmp_path, capsys):
+    before, after = _snapshots(tmp_path, capsys)
+    rc, out, _ = _run(capsys, "--diff", str(before), str(after))
+    assert rc == 0 and out.splitlines()[-1] == "1 node, 7 counters compared: 0 failures, 0 unknown"
+
+
+@pytest.mark.parametrize("other", ["/bin/ls", "/dev/null", "{d}/big.json", "{d}/dir"])
+def test_a_file_that_is_no_snapshot_is_one_line(tmp_path, capsys, other):
+    before, _ = _snapshots(tmp_path, capsys)
+    (tmp_path / "big.json").write_bytes(b" " * (17 << 20))
+    (tmp_path / "dir").mkdir()
+    rc, out, err = _run(capsys, "--diff", str(before / "node01.json"),
+                        other.format(d=tmp_path))
+    assert rc == 64 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("fabric-health counters: error: ")
+
+
+def test_two_files_for_one_node_are_refused(tmp_path, capsys):
+    """A second file for node01 (a copy from an earlier run) could hide the flap of the other."""
+    before, after = _snapshots(tmp_path, capsys)
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    _flap(root, 1)
+    assert _run(capsys, *_veth_args(root, "node01"), "--out-dir", str(tmp_path / "x"))[0] == 0
+    (tmp_path / "x" / "node01.json").rename(after / "node01-again.json")
+    rc, _, err = _run(capsys, "--diff", str(before), str(after))
+    assert rc == 64
+    assert "2 snapshots of node01 (node01-again.json, node01.json)" in err
+
+
+def test_snapshots_that_read_nothing_are_unknown(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"node": "n1", "format": "fabrictest-counters/1", "counters": [], '
+                     '"unreadable": []}\n')
+    rc, out, _ = _run(capsys, "--diff", str(empty), str(empty))
+    assert rc == 3, out
+    assert "UNKNOWN n1: its snapshot before the test holds no counter value" in out
+    assert out.splitlines()[-1] == "1 node, 0 counters compared: 0 failures, 2 unknown"
+
+
+def test_a_node_that_reads_nothing_exits_3(tmp_path, capsys):
+    (tmp_path / "proc").mkdir()
+    rc, _, _ = _run(capsys, "--sys-root", str(tmp_path), "--proc-root", str(tmp_path / "proc"),
+                    "--node-name", "n1", "--no-commands", "--out-dir", str(tmp_path / "out"))
+    assert rc == 3
+    snap = parse_snapshot((tmp_path / "out" / "n1.json").read_text())
+    assert snap.read_nothing and "nothing was read on n1" in snap.unreadable[-1]
+
+
+def test_system_thresholds_follow_a_relocated_reference_directory(tmp_path, capsys, monkeypatch):
+    """--system NAME reads counters/NAME.yaml where every reader looks: RFM_REFERENCE_PREFIX
+    moved, the 7 rx_errors that fail against the repository's vcluster file pass here."""
+    root = tmp_path / "sys"
+    shutil.copytree(VETH, root)
+    for phase in ("before", "after"):
+        if phase == "after":
+            (root / "class/net/eth0/statistics/rx_errors").write_text("7\n")
+        _run(capsys, *_veth_args(root), "--out-dir", str(tmp_path / phase))
+    argv = ["--diff", str(tmp_path / "before"), str(tmp_path / "after"), "--system", "vcluster"]
+    assert _run(capsys, *argv)[0] == 1  # the repository's: default 0
+    moved = tmp_path / "site-refs"
+    (moved / "counters").mkdir(parents=True)
+    (moved / "counters" / "vcluster.yaml").write_text(
+        "$provenance: {note: moved}\nerrors: {rx_errors: 10}\n")
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(moved))
+    rc, out, _ = _run(capsys, *argv)
+    assert rc == 0, out
+    assert _run(capsys, *argv, "--reference-dir", str(tmp_path / "none"))[0] == 1
+
+
+# -- the 64-bit extended counters preferred where perfquery -x has them ----------------------
+def _ib_tree(root: Path, symbol_error: int = 65535):
+    counters = root / "class/infiniband/mlx5_0/ports/1/counters"
+    counters.mkdir(parents=True)
+    for name, value in (("symbol_error", symbol_error), ("link_downed", 0),
+                        ("port_xmit_wait", 4294967295), ("port_xmit_data", 7)):
+        (counters / name).write_text(f"{value}\n")
+    (root / "class/net").mkdir(parents=True)
+    (root / "proc").mkdir()
+
+
+def _stub_perfquery(tmp_path: Path, recording: str, monkeypatch) -> None:
+    """A perfquery on PATH that prints a recorded `perfquery -x` (the node has no HCA here)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "perfquery"
+    stub.write_text(f"#!/bin/sh\ncat {DATA / 'real-outputs' / recording}\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+def _gathered(root: Path) -> dict:
+    from fabrictest.counters.gather import gather_counters
+
+    snap = gather_counters("n1", root, root / "proc", netdevs=[], commands=True)
+    return {c.name: (c.value, c.bits) for c in snap.counters if c.source == "ib"}
+
+
+def test_perfquery_x_64_bit_values_replace_the_saturated_sysfs_ones(tmp_path, monkeypatch):
+    root = tmp_path / "sys"
+    _ib_tree(root)
+    _stub_perfquery(tmp_path, "perfquery-x-rhel75-capmask2-lid10.txt", monkeypatch)
+    assert _gathered(root) == {"symbol_error": (0, 64), "link_downed": (0, 64),
+                               "port_xmit_wait": (0, 64)}
+
+
+def test_without_the_additional_counters_the_sysfs_widths_stand(tmp_path, monkeypatch):
+    root = tmp_path / "sys"
+    _ib_tree(root)
+    _stub_perfquery(tmp_path, "perfquery-x-capmask2-0-lid133.txt", monkeypatch)
+    assert _gathered(root) == {"symbol_error": (65535, 16), "link_downed": (0, 8),
+                               "port_xmit_wait": (4294967295, 32)}
