@@ -5,6 +5,7 @@ Also: text that is not the tool's output raises ParseError and never another exc
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from recordings import read, recordings
@@ -255,7 +256,8 @@ def test_txrx_counts_that_are_not_counts_raise_parse_error():
 
 
 def test_txrx_nan_rate_is_not_whole():
-    text = read("seed000-txrx-1pair.txt").replace("data rate is 97.7", "data rate is nan", 1)
+    text = re.sub(r"data rate is [\d.]+ Gbps", "data rate is nan Gbps", read("seed000-txrx-1pair.txt"),
+                  count=1)
     rep = txrx.parse_txrx(text)
     assert any(math.isnan(s.gbps) for s in rep.streams)
     assert txrx.missing(rep, 1, 1) == ["receiver 0 <- transmitter 0: data rate not a finite number"]
