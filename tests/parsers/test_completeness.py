@@ -144,7 +144,8 @@ def test_imb_without_finalize_or_with_a_short_block():
     assert imb.missing(imb.parse_imb(no_end), "PingPong") == [
         "IMB did not finish: no '# All processes entering MPI_Finalize' line"
     ]
-    assert imb.missing(imb.parse_imb(text), "Uniband") == ["Uniband: no block"]
+    assert imb.missing(imb.parse_imb(text), "Uniband") == [
+        "Uniband: IMB was asked to run PingPong", "Uniband: no block"]
     # the requested -msglog 28 against a run of -msglog 22
     assert "24 of 30 sizes; last 4 MiB, expected up to 256 MiB" in imb.missing(
         imb.parse_imb(text), "PingPong", 1 << 28

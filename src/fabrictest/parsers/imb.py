@@ -133,6 +133,8 @@ class ImbResult:
     title: str | None = None
     finalized: bool = False  # "# All processes entering MPI_Finalize" seen
     empty_blocks: list[str] = field(default_factory=list)  # "# Benchmarking X" without rows
+    #: IMB's "# List of Benchmarks to run:" (what it was asked to run); empty when not printed
+    listed: list[str] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside a line
 
     def benchmark(self, name: str, nprocs: int | None = None) -> ImbBenchmark:
@@ -183,10 +185,18 @@ def parse_imb(text: str) -> ImbResult:
         result.title = line.lstrip("#").strip()
     current: ImbBenchmark | None = None
     pending: list[str] = []  # lines after the header that are not IMB's, until a row follows
+    listing = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
+        if line.startswith("# List of Benchmarks to run"):
+            listing = True
+            continue
+        if listing and (m := re.fullmatch(r"#\s*(\w+)", line)) is not None:
+            result.listed.append(m.group(1))
+            continue
+        listing = False
         if (m := _BENCH.match(line)) is not None:
             current = ImbBenchmark(name=m.group(1), nprocs=0, rows=[])
             result.benchmarks.append(current)
@@ -247,6 +257,13 @@ def missing(
     0 bytes), and IMB's closing ``# All processes entering MPI_Finalize`` line. Empty when
     whole."""
     problems = []
+    asked = [name.lower() for name in result.listed] or [benchmark.lower()]
+    if benchmark.lower() not in asked:
+        problems.append(f"{benchmark}: IMB was asked to run {', '.join(result.listed)}")
+    strangers = [b.name for b in result.benchmarks if b.name.lower() not in asked]
+    if strangers:
+        problems.append(f"{benchmark}: a block of {strangers[0]}, which IMB was not asked to "
+                        "run")
     blocks = [b for b in result.benchmarks if b.name.lower() == benchmark.lower()]
     if not blocks:
         empty = any(name.lower() == benchmark.lower() for name in result.empty_blocks)
@@ -294,17 +311,23 @@ def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
     return problems
 
 
-def above_line_rate(result: ImbResult, benchmark: str, line_rate_gbps: float, links: int = 1,
-                    what: str = "line rate") -> list[str]:
-    """A ``Mbytes/sec`` the link cannot carry: above ``line_rate_gbps`` (x 2 for Biband and
-    Sendrecv, x ``links`` for an aggregate over several pairs, x the margin of
-    :mod:`physical`), in every block of ``benchmark``. Empty when every rate fits."""
+def pairs(benchmark: str, nprocs: int) -> int:
+    """The pairs whose rates a block's ``Mbytes/sec`` adds up: np/2 for Uniband and Biband
+    (every pair at once), one for the others (PingPong: two processes, the rest wait)."""
+    return max(1, nprocs // 2) if benchmark.lower() in ("uniband", "biband") else 1
+
+
+def above_line_rate(result: ImbResult, benchmark: str, line_rate_gbps: float,
+                    links: int | None = None, what: str = "line rate") -> list[str]:
+    """A ``Mbytes/sec`` the links cannot carry: above ``line_rate_gbps`` x 2 for Biband and
+    Sendrecv, x ``links`` (default: the block's :func:`pairs`), x the margin of
+    :mod:`physical`, in every block of ``benchmark``. Empty when every rate fits."""
     problems = []
-    ceiling = physical.Ceiling(line_rate_gbps, DIRECTIONS.get(benchmark.lower(), 1), links,
-                               what)
     for block in result.benchmarks:
         if block.name.lower() != benchmark.lower():
             continue
+        ceiling = physical.Ceiling(line_rate_gbps, DIRECTIONS.get(benchmark.lower(), 1),
+                                   links or pairs(block.name, block.nprocs), what)
         rates = [(r.bytes, r.mbytes_per_sec) for r in block.rows if r.mbytes_per_sec is not None]
         problems += physical.rates_above(f"{benchmark} (np={block.nprocs})", rates,
                                          physical.GBPS_PER_MBS, "MB/s", ceiling)

@@ -392,7 +392,7 @@ def missing(
     collapses at the largest sizes); with ``benchmark`` (``osu_bw``), an output of another
     benchmark, direction or unit. Empty when whole. OSU prints no closing line, so a run cut
     after a row is only seen by its missing sizes."""
-    label = name or f"osu_{result.benchmark}"
+    label = name or benchmark or f"osu_{result.benchmark}"
     problems = identity_problems(result, benchmark, label) if benchmark else []
     if result.cut_mid_line:
         problems.append(f"{label}: output ends mid-line (cut short)")

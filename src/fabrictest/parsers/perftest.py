@@ -217,7 +217,7 @@ def parse_perftest(text: str) -> PerftestResult:
         if ":" in line and not line.startswith("#"):
             for m in _PAIR.finditer(raw):
                 key, value = m.group("key").strip(), m.group("value").strip()
-                if settings.get(key, value) != value:
+                if key in settings:
                     raise ParseError(f"perftest {test} prints {key!r} twice ({settings[key]!r} "
                                      f"and {value!r}): which one is the run's?")
                 settings[key] = value
