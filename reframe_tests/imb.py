@@ -19,6 +19,7 @@ from fabric_base import FabricTest
 from fabric_line_rate import link_rate
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
+from fabrictest.parsers import physical
 from fabrictest.parsers.imb import above_line_rate, missing, parse_imb
 
 
@@ -77,10 +78,12 @@ class ImbTest(FabricTest):
         """Whole (every size, the closing line), the benchmark's block and columns (units),
         2 processes, every rate within the transport's line rate (the shared-memory ceiling
         where both ranks are on one host)."""
-        problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"])
+        nodes, _ppn = self.placement_on(self.current_partition)
+        floor = physical.SHARED_TOP_FLOOR if nodes == 1 else physical.TOP_FLOOR
+        problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"],
+                           top_floor=floor)
         if not problems and self.measured().nprocs != 2:
             problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, expected 2")
-        nodes, _ppn = self.placement_on(self.current_partition)
         rate, what = link_rate(self.current_partition, nodes == 1, self.transport)
         if rate is None:
             return [*problems, what]

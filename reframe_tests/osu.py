@@ -32,6 +32,7 @@ from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
+from fabrictest.parsers import physical
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.node_sets import LABELS
 from fabrictest.parsers.osu import (
@@ -85,8 +86,9 @@ class OsuBase(FabricTest):
         """One OSU run of ``benchmark`` whole (every size up to the requested maximum),
         validated, and within what ``links`` links (or one host's memory) can carry."""
         min_size = 1 if (self.max_size or self.size_profile == "quick") else None
+        floor = physical.SHARED_TOP_FLOOR if one_host else physical.TOP_FLOOR
         problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name,
-                           benchmark=benchmark)
+                           benchmark=benchmark, top_floor=floor)
         if res.validated is False:
             problems.append(f"{name}: --validation reported a failure")
         rate, what = link_rate(self.current_partition, one_host)

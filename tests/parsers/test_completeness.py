@@ -18,6 +18,7 @@ from fabrictest.parsers import (
     imb,
     osu,
     perftest,
+    rdma_link,
     sinfo,
     txrx,
 )
@@ -325,6 +326,7 @@ PARSERS = {
     "alltomany": alltomany.parse_alltomany_all,
     "bisection": bisection.parse_bisection,
     "ibv_devinfo": ibv_devinfo.parse_ibv_devinfo,
+    "rdma_link": rdma_link.parse_rdma_link,
     "sinfo": sinfo.parse_sinfo,
     "health": parse_health,
 }
@@ -335,6 +337,8 @@ NOT_OUTPUT = [
     "-" * 74 + "\nMPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\n" + "-" * 74 + "\n",
     "nan inf -1 1e999\n",
     "\x00\x01binary\xff\n",
+    "[1, 2]\n",
+    '[{"ifname": "mlx5_0", "port": "x"}]\n',
 ]
 
 

@@ -248,7 +248,8 @@ def parse_imb(text: str) -> ImbResult:
 
 
 def missing(
-    result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1
+    result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1,
+    top_floor: float = physical.TOP_FLOOR,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of ``benchmark`` from ``min_bytes`` to
     ``max_bytes`` (``-msglog a:b``: 2**a, 2**b; IMB prints 0 bytes first whatever ``a``):
@@ -283,7 +284,8 @@ def missing(
         not_figures = _unphysical(label, block)
         problems += not_figures
         rates = [(r.bytes, r.mbytes_per_sec) for r in block.rows if r.mbytes_per_sec is not None]
-        if not not_figures and (collapse := physical.top_collapse(label, rates, "MB/s")):
+        if not not_figures and (collapse := physical.top_collapse(label, rates, "MB/s",
+                                                                    top_floor)):
             problems.append(collapse)
     if result.cut_mid_line:
         problems.append("IMB output ends mid-line (cut short)")

@@ -32,6 +32,7 @@ from ._util import (
     to_float,
 )
 from .errors import ParseError
+from .osu_names import benchmark_name, column_key, expected_unit, unit_of
 
 #: OSU's default largest message size (5.x and 7.x, pt2pt, one-sided and osu_mbw_mr): 4 MiB
 DEFAULT_MAX_SIZE = 1 << 22
@@ -50,28 +51,6 @@ _SYNC = re.compile(r"^#\s*Synchronization:\s*(.*?)\s*$")
 _BUFFERS = re.compile(r"^#\s*Send Buffer on .*?\((\w+)\)\s+and Receive Buffer on .*?\((\w+)\)")
 _HEADER = re.compile(r"^#\s*Size\b(.*)$")
 _ROW = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
-
-_ACCELERATORS = {"CUDA", "ROCM", "OPENACC", "HIP", "SYCL"}
-_ONE_SIDED = {
-    "get": "get",
-    "put": "put",
-    "accumulate": "acc",
-    "get_accumulate": "get_acc",
-    "fetch_and_op": "fop",
-    "compare_and_swap": "cas",
-}
-_NAMES = {
-    "latency": "latency",
-    "bandwidth": "bw",
-    "bi-directional bandwidth": "bibw",
-    "bidirectional bandwidth": "bibw",
-    "multiple bandwidth / message rate": "mbw_mr",
-    "multi latency": "multi_lat",
-    "multi-threaded latency": "latency_mt",
-    "multi-process latency": "latency_mp",
-    "latency multi-process": "latency_mp",
-}
-
 
 @dataclass(frozen=True)
 class OsuRow:
@@ -136,64 +115,6 @@ class OsuResult:
     def validated(self) -> bool | None:
         """True when every row passed ``--validation``; None without the column."""
         return None if self.validation is None else all(self.validation)
-
-
-def _benchmark_name(api: str | None, name: str) -> tuple[str, str | None]:
-    accelerator = None
-    op = None
-    if api and api.startswith("MPI") and len(api) > 3:
-        suffix = api[4:]
-        if api[3] == "-" and suffix.upper() in _ACCELERATORS:
-            accelerator = suffix.upper()
-        elif api[3] == "_":
-            op = suffix.lower()
-    key = re.sub(r"\s+", " ", name.strip().lower())
-    if op is not None:
-        short = _ONE_SIDED.get(op, op)
-        base = _NAMES.get(key, re.sub(r"[^a-z0-9]+", "_", key).strip("_"))
-        return f"{short}_{base}", accelerator
-    if key in _NAMES:
-        return _NAMES[key], accelerator
-    # collectives: "Allreduce Latency", "Non-blocking Allreduce Latency"
-    m = re.fullmatch(r"(non-blocking\s+)?([a-z_]+)\s+latency", key)
-    if m:
-        return ("i" if m.group(1) else "") + m.group(2), accelerator
-    return re.sub(r"[^a-z0-9]+", "_", key).strip("_") or "unknown", accelerator
-
-
-def _column_key(label: str) -> str:
-    low = label.lower()
-    m = re.match(r"p(\d+(?:\.\d+)?)\s*tail", low)
-    if m:
-        return "p" + m.group(1).replace(".", "_")
-    for pattern, key in (
-        (r"^min\b.*lat", "min_latency"),
-        (r"^max\b.*lat", "max_latency"),
-        (r"messages/s", "messages_per_s"),
-        (r"^iterations", "iterations"),
-        (r"^validation", "validation"),
-        (r"^overall", "overall"),
-        (r"^compute", "compute"),
-        (r"^pure comm", "pure_comm"),
-        (r"^overlap", "overlap"),
-    ):
-        if re.search(pattern, low):
-            return key
-    return re.sub(r"[^a-z0-9]+", "_", low).strip("_") or "col"
-
-
-def _unit(label: str) -> str:
-    """The unit a column header names: ``Bandwidth (MB/s)`` -> ``MB/s``, ``Avg Latency(us)``
-    -> ``us``; ``MB/s`` and ``Messages/s`` (``osu_mbw_mr``) stand alone."""
-    m = re.search(r"\(([^)]*)\)", label)
-    if m:
-        return m.group(1).strip()
-    low = label.strip().lower()
-    if low == "mb/s":
-        return "MB/s"
-    if low == "messages/s":
-        return "messages/s"
-    return label.strip()
 
 
 def _is_title(line: str) -> bool:
@@ -280,7 +201,7 @@ def _parse_segment(lines: list[str]) -> OsuResult:
     assert m is not None
     title = title_line.lstrip("#").strip()
     version = m.group("version")
-    benchmark, accelerator = _benchmark_name(m.group("api"), m.group("name"))
+    benchmark, accelerator = benchmark_name(m.group("api"), m.group("name"))
     result = OsuResult(
         title=title,
         version=version,
@@ -302,8 +223,8 @@ def _parse_segment(lines: list[str]) -> OsuResult:
                 labels = [c for c in re.split(r"\s{2,}", h.group(1).strip()) if c]
                 if not labels:
                     raise ParseError(f"OSU column header without value columns: {line!r}")
-                result.unit = _unit(labels[0])
-                columns = [_column_key(c) for c in labels]
+                result.unit = unit_of(labels[0])
+                columns = [column_key(c) for c in labels]
                 columns[0] = "value"
                 result.columns = labels
             elif not _header_line(result, line):
@@ -354,13 +275,6 @@ def parse_osu(text: str) -> OsuResult:
     return results[0]
 
 
-def expected_unit(benchmark: str) -> str:
-    """The unit of ``benchmark``'s first column: ``MB/s`` for the bandwidth tests
-    (``osu_bw``, ``osu_bibw``, ``osu_get_bw``, ``osu_mbw_mr``...), ``us`` for the others."""
-    short = benchmark.removeprefix("osu_")
-    return "MB/s" if short == "mbw_mr" or short.endswith(("bw", "bibw")) else "us"
-
-
 def identity_problems(result: OsuResult, benchmark: str, label: str | None = None) -> list[str]:
     """Why ``result`` is not a run of ``benchmark`` (``osu_bw``): another title (another
     benchmark, or the other direction: ``Bi-Directional`` for ``osu_bw``), another unit in the
@@ -384,12 +298,15 @@ def missing(
     min_size: int | None = None,
     name: str | None = None,
     benchmark: str | None = None,
+    top_floor: float = physical.TOP_FLOOR,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of sizes ``min_size..max_size`` (OSU
     doubles the size from ``min_size``; by default the first size printed, which must be 0 or
     1): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4 MiB``; a line printed
     inside its table; figures that are not a run's (:func:`unphysical`, and a bandwidth that
-    collapses at the largest sizes); with ``benchmark`` (``osu_bw``), an output of another
+    collapses at the largest sizes: below ``top_floor`` of the smaller sizes' peak,
+    ``physical.SHARED_TOP_FLOOR`` where the ranks share a host); with ``benchmark``
+    (``osu_bw``), an output of another
     benchmark, direction or unit. Empty when whole. OSU prints no closing line, so a run cut
     after a row is only seen by its missing sizes."""
     label = name or benchmark or f"osu_{result.benchmark}"
@@ -408,7 +325,8 @@ def missing(
     not_figures = unphysical(result, label)
     problems += not_figures
     if result.unit == "MB/s" and not not_figures:
-        collapse = physical.top_collapse(label, [(r.size, r.value) for r in result.rows], "MB/s")
+        collapse = physical.top_collapse(label, [(r.size, r.value) for r in result.rows], "MB/s",
+                                         top_floor)
         problems += [collapse] if collapse else []
     return problems
 

@@ -64,13 +64,15 @@ class RdmaLink:
         return self.physical_state == "LINK_UP"
 
 
-def _from_json(data: list[dict]) -> list[RdmaLink]:
+def _from_json(data) -> list[RdmaLink]:
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise ParseError("rdma -j link: not a list of links")
     links = []
     for item in data:
         links.append(
             RdmaLink(
                 device=str(item.get("ifname")),
-                port=int(item.get("port", 0)),
+                port=_json_int(item.get("port", 0)),
                 state=item.get("state"),
                 physical_state=item.get("physical_state"),
                 netdev=item.get("netdev"),
@@ -82,6 +84,12 @@ def _from_json(data: list[dict]) -> list[RdmaLink]:
             )
         )
     return links
+
+
+def _json_int(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParseError(f"rdma -j link: port {value!r} is not a number")
+    return value
 
 
 def parse_rdma_link(text: str) -> list[RdmaLink]:
