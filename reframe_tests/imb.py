@@ -4,7 +4,9 @@ ORFEO IMB notes).
 ``transport``: ``rdma`` or ``tcp``; each sets the partition's variables for it
 (``extras.transports``, e.g. orfeo's ``UCX_NET_DEVICES=bond0`` for TCP over the 25 GbE bond),
 exported to the ranks (``mpirun -x``). Performance: ``latency`` (us, 0 bytes, PingPong) and
-``peak_bw`` (MB/s). Sizes: ``-msglog`` 28 (``extras.imb_msglog`` where a partition caps it,
+``peak_bw`` (MB/s). Identity: the benchmark's block and column header (units), each size
+once, no line inside the table, no rate above the transport's line rate
+(``extras.transport_line_rate_gbps``, else ``extras.line_rate_gbps``; x 2 for Biband). Sizes: ``-msglog`` 28 (``extras.imb_msglog`` where a partition caps it,
 e.g. ``local``), 16 with ``size_profile=quick``, or ``-S msglog=``; ``-iter``
 from ``extras.imb_iter`` or ``-S max_repetitions=``. ``+imb`` partitions only; the binary comes
 from the ``FabricBinaries`` fixture (Spack's, else ``IMB_HOME`` or PATH).
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.imb import missing, parse_imb
+from fabrictest.parsers import physical
+from fabrictest.parsers.imb import above_line_rate, missing, parse_imb
 
 
 @rfm.simple_test
@@ -71,10 +75,19 @@ class ImbTest(FabricTest):
         return self.result().benchmark(self.benchmark)
 
     def result_problems(self):
-        problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"])
+        """Whole (every size, the closing line), the benchmark's block and columns (units),
+        2 processes, every rate within the transport's line rate (the shared-memory ceiling
+        where both ranks are on one host)."""
+        nodes, _ppn = self.placement_on(self.current_partition)
+        floor = physical.SHARED_TOP_FLOOR if nodes == 1 else physical.TOP_FLOOR
+        problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"],
+                           top_floor=floor)
         if not problems and self.measured().nprocs != 2:
             problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, expected 2")
-        return problems
+        rate, what = link_rate(self.current_partition, nodes == 1, self.transport)
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), self.benchmark, rate, what=what)
 
     @performance_function("us")
     def latency(self):

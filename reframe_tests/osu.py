@@ -9,6 +9,12 @@
   bandwidth is at least ``min_fraction`` of H-H (the Crusher GPU notes' symptom, 10.9 vs
   19.5 GB/s, fails).
 
+Identity (every family): the output is the benchmark, direction and unit asked for (its title
+and column header), each size once, every size up to the requested maximum, no line inside the
+table, a bandwidth that does not collapse at the largest sizes, and no rate above the
+partition's line rate (``extras.line_rate_gbps``; x 2 for ``osu_bibw``, x the node pairs for
+``osu_mbw_mr``'s aggregate; the shared-memory ceiling where the ranks share one host).
+
 Binaries: the ``FabricBinaries`` fixture (``self.binaries.osu(name)``): on ``+spack`` partitions
 the Spack environment's, elsewhere those ``OSU_HOME`` or ``PATH`` hold. ``+osu`` partitions only.
 """
@@ -19,15 +25,23 @@ import os
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_placement import one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
+from fabrictest.parsers import physical
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.node_sets import LABELS
-from fabrictest.parsers.osu import DEFAULT_MAX_SIZE, missing, parse_osu, placement_problems
+from fabrictest.parsers.osu import (
+    DEFAULT_MAX_SIZE,
+    above_line_rate,
+    missing,
+    parse_osu,
+    placement_problems,
+)
 
 #: the largest size of the quick profile (-m 1:64K)
 QUICK_MAX_SIZE = 64 * 1024
@@ -67,16 +81,20 @@ class OsuBase(FabricTest):
     def parse(self, text):
         return parse_osu(text)
 
-    def run_problems(self, res, name: str) -> list[str]:
-        """One OSU run whole (every size up to the requested maximum) and validated."""
+    def run_problems(self, res, name: str, benchmark: str, links: int = 1,
+                     one_host: bool = False) -> list[str]:
+        """One OSU run of ``benchmark`` whole (every size up to the requested maximum),
+        validated, and within what ``links`` links (or one host's memory) can carry."""
         min_size = 1 if (self.max_size or self.size_profile == "quick") else None
-        problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name)
+        floor = physical.SHARED_TOP_FLOOR if one_host else physical.TOP_FLOOR
+        problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name,
+                           benchmark=benchmark, top_floor=floor)
         if res.validated is False:
             problems.append(f"{name}: --validation reported a failure")
-        return problems
-
-    def result_problems(self):
-        return self.run_problems(self.result(), self.executable_name())
+        rate, what = link_rate(self.current_partition, one_host)
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(res, rate, links, name, what)
 
     def executable_name(self) -> str:
         return os.path.basename(str(self.executable))
@@ -102,6 +120,11 @@ class OsuPt2PtTest(OsuBase):
             # two nodes of one switch (edge): Slurm refuses a list longer than -N
             self.job.options += [f"--nodelist={first_nodes(node_sets['switch'], 2)}"]
         self.place(nodes, ppn, round_robin=False)
+
+    def result_problems(self):
+        nodes, _ppn = self.placement_on(self.current_partition)
+        return self.run_problems(self.result(), self.executable_name(), self.benchmark,
+                                 one_host=nodes == 1)
 
     @performance_function("us")
     def latency(self):
@@ -174,7 +197,9 @@ class OsuMbwMrTest(OsuBase):
 
     def result_problems(self):
         res = self.result()
-        problems = self.run_problems(res, "osu_mbw_mr")
+        nodes, virtual = self.layout_on(self.current_partition)
+        problems = self.run_problems(res, "osu_mbw_mr", "osu_mbw_mr",
+                                     links=1 if virtual else nodes // 2, one_host=virtual)
         if res.pairs is not None and res.pairs != self.num_tasks // 2:
             problems.append(f"osu_mbw_mr: {res.pairs} pairs, expected {self.num_tasks // 2}")
         return problems
@@ -241,7 +266,7 @@ class OsuGpuAwareTest(OsuBase):
         problems = []
         for mode in self.modes:
             res = self.mode_result(mode)
-            problems += self.run_problems(res, f"{name} {mode}")
+            problems += self.run_problems(res, f"{name} {mode}", self.benchmark)
             problems += placement_problems(res, mode, self.accel, f"{name} {mode}")
         if problems:
             return problems

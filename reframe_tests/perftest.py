@@ -3,7 +3,9 @@
 Rank 0 runs the server, rank 1 the client (``resources/perftest_pair.sh``), RoCE GID index from
 the partition (``extras.gid_index``), ``--report_gbits``. ``+rdma +perftest`` partitions only;
 the binary comes from the ``FabricBinaries`` fixture (Spack's, else ``PATH``). Performance:
-``bw_avg`` (Gbps).
+``bw_avg`` (Gbps). Identity: the client's ``RDMA_Write BW`` output in Gb/sec, its connection
+type, the requested size, each size once, no average above the line rate
+(``extras.line_rate_gbps``).
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_binaries import REPO_ROOT
+from fabric_line_rate import link_rate
 from reframe.core.builtins import performance_function, run_after, variable
 
-from fabrictest.parsers.perftest import missing, parse_perftest
+from fabrictest.parsers.perftest import above_line_rate, missing, parse_perftest
 from fabrictest.txrx.options import DEFAULT_MSG_SIZE
+
+#: the banner of ib_write_bw (``RDMA_Write BW Test``); --report_gbits prints Gb/sec
+TEST = "RDMA_Write BW"
 
 
 @rfm.simple_test
@@ -76,12 +82,15 @@ class PerftestWriteBwTest(FabricTest):
 
     def result_problems(self):
         res = self.result()
-        problems = missing(res, msg_size=self.msg_size)
+        problems = missing(res, msg_size=self.msg_size, test=TEST, units="Gb/sec")
         if res.role != "client":
             problems.append(f"perftest: the output is the {res.role}'s, expected the client's")
         if res.transport != self.connection:
             problems.append(f"perftest: connection {res.transport}, expected {self.connection}")
-        return problems
+        rate, what = link_rate(self.current_partition, one_host=False)
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(res, rate, what)
 
     @performance_function("Gbps")
     def bw_avg(self):

@@ -6,7 +6,11 @@ allow, as in its multi-node demos); ``method``: rdma (``+rdma`` partitions) | mp
 ``buffer``: host | cuda (``+gpu`` partitions).
 
 Sanity: every stream reports, received == total == nmsg, loss rate 0 (or <= ``loss_tolerance``
-with ``--transport uc``), every transmitter reports, no ``ERROR`` lines.
+with ``--transport uc``; at most 1 %), every transmitter reports, no ``ERROR`` lines, each line
+once with its unit (Gbps, seconds), and no rate above what its link carries: a stream or
+transmitter between two hosts, and the sum a host receives from or sends to others, within the
+partition's line rate (``extras.line_rate_gbps``); a stream within one host (or over the
+simulated verbs provider, a memory copy) within the shared-memory ceiling.
 Performance (Gbps): ``stream_gbps`` (slowest stream), ``node_gbps`` (slowest receiving node,
 sum of its streams), ``tx_gbps`` (slowest transmitter), and per link (transmitter host ->
 receiver host, from txrx's ``link is`` lines) ``stream_<tx>_to_<rx>_gbps`` and ``tx_<tx>_gbps``,
@@ -22,11 +26,13 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import txrx_layout
 
+from fabrictest.gpus import SHARED_MEMORY_GBPS
 from fabrictest.links import Link, name_links, node_var, place_of
-from fabrictest.parsers.txrx import missing, parse_txrx
+from fabrictest.parsers.txrx import above_line_rate, missing, parse_txrx
 from fabrictest.txrx.options import (
     DEFAULT_MSG_SIZE,
     DEFAULT_NMSG,
@@ -168,6 +174,7 @@ class TxRxTest(FabricTest):
         problems += missing(rep, self.layout.nrx, self.layout.nlink)
         if problems:
             return problems
+        problems += self.rate_problems(rep)
         tol = self.loss_tolerance if (self.method == "rdma" and self.transport == "uc") else 0.0
         nrx = self.layout.nrx
         links = {(x.t % nrx, x.t // nrx): x for x in self.links()}
@@ -182,6 +189,16 @@ class TxRxTest(FabricTest):
             elif s.loss_rate > tol:
                 problems.append(f"{tag}: loss rate {s.loss_rate} > {tol}")
         return problems
+
+    def rate_problems(self, rep) -> list[str]:
+        """Rates above the line rate between hosts (the shared-memory ceiling within one host,
+        and everywhere over the simulated provider: its data never crosses a link)."""
+        rate, what = link_rate(self.current_partition, one_host=self.simulated)
+        if rate is None:
+            return [what]
+        nrx = self.layout.nrx
+        hosts = {(x.t % nrx, x.t // nrx): (x.tx, x.rx) for x in self.links()}
+        return above_line_rate(rep, nrx, rate, SHARED_MEMORY_GBPS, hosts)
 
     # -- performance ----------------------------------------------------------------------
     def node_names(self) -> list[str]:

@@ -16,6 +16,11 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+#: the most ranks that share a host can move between them, in Gb/s: no memory copies faster than
+#: a GPU's HBM3e (4.8 TB/s on an H200 = 38 400 Gb/s), rounded up. The "line rate" of a host's
+#: shared memory: the `local` system's ``extras.line_rate_gbps``, and any stream within a node
+SHARED_MEMORY_GBPS = 40_000
+
 #: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-96119cef-...)``
 _GPU_LINE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?$")
 TIMEOUT_S = 20

@@ -29,6 +29,9 @@ system = {
             "extras": {
                 "num_nodes": 8,
                 "ranks_per_node": 64,
+                # Cray Aries (NERSC quotes ~8 GB/s MPI bandwidth); its NIC's host interface,
+                # PCIe 3.0 x16 (15.75 GB/s = 126 Gb/s), is the ceiling
+                "line_rate_gbps": 126,
             },
         }
     ],

@@ -45,6 +45,8 @@ system = {
                 "num_nodes": 2,
                 "ranks_per_node": 8,
                 "gpu_runtime": "rocm",
+                # four 200 Gb/s Slingshot 11 NICs per node (one per MI250X)
+                "line_rate_gbps": 800,
             },
         }
     ],

@@ -14,7 +14,7 @@ the ``%buffer=cuda`` tests run, every rank on this host's GPUs, with the CUDA-aw
 import os
 
 from fabrictest.binaries import benchmark_features
-from fabrictest.gpus import has_cuda
+from fabrictest.gpus import SHARED_MEMORY_GBPS, has_cuda
 
 _gpu = ["gpu"] if has_cuda() else []
 
@@ -45,6 +45,8 @@ system = {
                 "num_nodes": 1,
                 "ranks_per_node": 2,
                 "gpu_runtime": "cuda",  # what +gpu means here (nvidia-smi lists the GPUs)
+                # no link: the ranks share this host's memory, whose ceiling bounds every rate
+                "line_rate_gbps": SHARED_MEMORY_GBPS,
                 # all-to-many: 2 ranks as 2 nodes, one per core. 4 ranks on the 2 cores time the
                 # scheduler (5-25 us per iteration, growth 0.4-1.4 from 2 to 32 iterations);
                 # 2 ranks time MPI (0.37 us, growth 0.87-0.97), so a 2x growth stands out

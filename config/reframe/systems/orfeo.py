@@ -35,6 +35,10 @@ system = {
                 "link_layer": "InfiniBand",
                 "expect_mtu": 4096,
                 "expect_rate": 100,
+                # the fastest link of a node (InfiniBand 100 Gb/s); TCP runs over the 25 GbE
+                # bond (the ORFEO IMB notes): a figure above either is impossible
+                "line_rate_gbps": 100,
+                "transport_line_rate_gbps": {"tcp": 25},
                 "transports": {
                     "rdma": {"UCX_NET_DEVICES": "mlx5_0:1"},
                     "tcp": {"UCX_NET_DEVICES": "bond0"},

@@ -35,6 +35,7 @@ system = {
                 "link_layer": "Ethernet",
                 "expect_mtu": 4096,
                 "expect_rate": 100,
+                "line_rate_gbps": 100,  # 100 GbE RoCE (the SEREN tx/rx notes: ~97 Gbps)
                 "transports": {
                     "rdma": {"UCX_NET_DEVICES": "mlx5_0:1"},
                 },

@@ -36,6 +36,9 @@ system = {
                 "link_layer": "Ethernet",
                 "expect_mtu": 4096,
                 "expect_rate": 100,
+                # two 100 Gb/s HSN NICs per node (hsn0/hsn1), 200 Gb/s Slingshot ports: a node
+                # never moves more than 200 Gb/s
+                "line_rate_gbps": 200,
                 # the Slingshot acceptance notes' topology, 2 groups of 2 switches (edit the file
                 # for the real machine): OsuMbwMrTest's switch/group/global node sets and
                 # bisection's pairs across the groups come from it

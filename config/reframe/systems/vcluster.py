@@ -27,7 +27,8 @@ import json
 from pathlib import Path
 
 from fabrictest.binaries import benchmark_features
-from fabrictest.vcluster.plan import Plan, default_state_dir
+from fabrictest.gpus import SHARED_MEMORY_GBPS
+from fabrictest.vcluster.plan import Plan, default_state_dir, parse_rate
 
 
 def _plan() -> Plan:
@@ -50,6 +51,10 @@ NUM_NODES = PLAN.nodes
 NODES = [f"node{i:02d}" for i in range(1, NUM_NODES + 1)]
 ACCOUNTING = bool(PLAN.accounting)
 SLURM_CONF = str(PLAN.slurm_conf)
+# every node's link is shaped to the plan's rate (`vcluster up --rate`; degrading only lowers
+# it); unshaped veth links run at memory speed
+LINE_RATE_GBPS = (parse_rate(PLAN.default_rate) / 1e9 if PLAN.default_rate
+                  else SHARED_MEMORY_GBPS)
 JOB_ENV = dict(PLAN.mpi_env())
 JOB_ENV["SLURM_CONF"] = SLURM_CONF
 # osu_get_bw and GPCNeT's RR Get/Put: Open MPI 4.1's default one-sided component (osc/rdma)
@@ -95,6 +100,7 @@ system = {
                 "num_nodes": NUM_NODES,
                 "ranks_per_node": 2,
                 "max_ranks_per_node": PLAN.cpus,
+                "line_rate_gbps": LINE_RATE_GBPS,
                 # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
                 # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
                 # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.

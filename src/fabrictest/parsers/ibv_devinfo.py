@@ -6,6 +6,11 @@ plain output without ``phys_state``/``active_speed``/GIDs (those fields are None
 GID lines with (rdma-core: ``fe80::..., RoCE v2``) or without (MOFED 4.x) a type;
 ``No IB devices found`` (an empty list).
 
+Identity: each HCA, each of its ports, each key of a block and each GID index once (a repeat
+with another value is ParseError, never first- or last-wins); :func:`missing` refuses a value
+that is no ``ibv_devinfo`` value (an MTU that is not 256..4096, a lane speed or width that no
+link runs at, a LID outside the unicast range), which is how a cut or a changed unit shows.
+
 States are normalised to the ``ibv_devinfo`` spelling whatever the source:
 ``PORT_ACTIVE``, ``PORT_DOWN``, ``PORT_INIT``, ``PORT_ARMED``...; physical states to
 ``LINK_UP``, ``POLLING``, ``DISABLED``, ``SLEEP``, ``PORT_CONFIGURATION_TRAINING``,
@@ -114,6 +119,8 @@ class PortInfo:
     sm_lid: int | None = None
     device: str | None = None
     netdev: str | None = None
+    #: every ``key: value`` of the block as printed (missing() judges the values read)
+    raw: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -149,6 +156,10 @@ class HcaInfo:
         raise KeyError(f"{self.name} has no port {number}")
 
 
+#: the keys the parser reads (MOFED's -v prints some others, e.g. "Unknown flags", several times)
+_READ = {"state", "phys_state", "link_layer", "active_mtu", "max_mtu", "active_speed",
+         "active_width", "port_lid", "sm_lid", "transport", "fw_ver", "node_guid", "board_id",
+         "vendor_part_id"}
 _HCA = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
 _PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
 _KV = re.compile(r"^\s*([A-Za-z_][\w ]*?):\s*(\S.*?)\s*$")
@@ -212,6 +223,8 @@ def parse_ibv_devinfo(text: str) -> list[HcaInfo]:
     port: PortInfo | None = None
     for raw in text.splitlines():
         if (m := _HCA.match(raw)) is not None:
+            if any(h.name == m.group(1) for h in hcas):
+                raise ParseError(f"ibv_devinfo lists {m.group(1)} twice: which one is it?")
             hca = HcaInfo(name=m.group(1))
             hcas.append(hca)
             port = None
@@ -219,10 +232,16 @@ def parse_ibv_devinfo(text: str) -> list[HcaInfo]:
         if hca is None:
             continue
         if (m := _PORT.match(raw)) is not None:
+            if any(p.port == int(m.group(1)) for p in hca.ports):
+                raise ParseError(f"ibv_devinfo lists {hca.name} port {m.group(1)} twice: "
+                                 "which one is it?")
             port = PortInfo(port=int(m.group(1)), device=hca.name)
             hca.ports.append(port)
             continue
         if port is not None and (m := _GID.match(raw)) is not None:
+            if any(g.index == int(m.group(1)) for g in port.gids):
+                raise ParseError(f"ibv_devinfo lists {hca.name}/{port.port} GID[{m.group(1)}] "
+                                 "twice: which one is it?")
             port.gids.append(
                 GidEntry(int(m.group(1)), m.group(2), gid_kind(m.group(3), port.link_layer))
             )
@@ -231,7 +250,13 @@ def parse_ibv_devinfo(text: str) -> list[HcaInfo]:
         if m is None:
             continue
         key, value = m.group(1).strip(), m.group(2)
+        block = port.raw if port is not None else hca.attributes
+        if key in _READ and key in block:
+            where = f"{hca.name}/{port.port}" if port is not None else hca.name
+            raise ParseError(f"ibv_devinfo prints {where} {key} twice ({block[key]!r} and "
+                             f"{value!r}): which one is it?")
         if port is not None:
+            port.raw[key] = value
             _apply_port(port, key, value)
             continue
         hca.attributes[key] = value
@@ -282,6 +307,26 @@ def infer_mofed_gid_kinds(port: PortInfo) -> list[GidEntry]:
 
 _KNOWN_STATES = set(PORT_STATES.values())
 _KNOWN_PHYS = set(PHYS_STATES.values())
+#: what ibv_devinfo prints: IB MTUs, lane speeds (SDR .. XDR), widths, unicast LIDs
+MTUS = {256, 512, 1024, 2048, 4096}
+LANE_GBPS = {2.5, 5.0, 10.0, 14.0, 25.0, 50.0, 100.0, 200.0}
+WIDTHS = {1, 2, 4, 8, 12}
+MAX_LID = 0xBFFF
+
+
+def _value_problems(p: PortInfo) -> list[str]:
+    """Values printed that no port has (a cut, a changed unit, a scaled figure)."""
+    bad = []
+    checks = (("active_mtu", p.active_mtu, MTUS), ("max_mtu", p.max_mtu, MTUS),
+              ("active_speed", p.active_speed_gbps, LANE_GBPS),
+              ("active_width", p.active_width, WIDTHS))
+    for key, value, known in checks:
+        if key in p.raw and value not in known:
+            bad.append(f"{key} {p.raw[key]!r}")
+    for key, value in (("port_lid", p.lid), ("sm_lid", p.sm_lid)):
+        if key in p.raw and (value is None or not 0 <= value <= MAX_LID):
+            bad.append(f"{key} {p.raw[key]!r}")
+    return bad
 
 
 def _whole_gid(text: str) -> bool:
@@ -322,6 +367,9 @@ def missing(hcas: list[HcaInfo], text: str | None = None) -> list[str]:
                 problems.append(f"{where}: unknown phys_state {p.phys_state!r} (cut short?)")
             if p.link_layer is not None and p.link_layer not in ("InfiniBand", "Ethernet"):
                 problems.append(f"{where}: unknown link_layer {p.link_layer!r} (cut short?)")
+            if bad := _value_problems(p):
+                problems.append(f"{where}: {', '.join(bad)}: not a value ibv_devinfo prints "
+                                "(cut short?)")
             cut = [g.index for g in p.gids if not _whole_gid(g.gid)]
             if cut:
                 problems.append(f"{where}: GID[{cut[0]}] is not a whole address (cut short)")

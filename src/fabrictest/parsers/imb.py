@@ -6,6 +6,13 @@ spaces everywhere, text glued before the first rule (a shell prompt), ``-npmin``
 block per process count with ``( N additional processes waiting in MPI_Barrier)``, and the
 column sets of PingPong (``t[usec] Mbytes/sec``), Uniband/Biband (``Mbytes/sec Msg/sec``)
 and collectives (``t_min[usec] t_max[usec] t_avg[usec]``).
+
+Identity (docs/parsers.md): one run per output (IMB's title twice is two runs: ParseError), each
+block (benchmark, process count) once and each size once in a block (a repeat is ParseError,
+never first- or last-wins), a row is exactly the header's columns; lines a job script prints
+before the title or after ``# All processes entering MPI_Finalize`` are ignored, a line between
+two rows is not (:func:`missing` names it), and neither is a header whose columns (units) are
+not the benchmark's.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from . import physical
 from ._util import (
     doubling_sizes,
     ends_mid_line,
@@ -45,6 +53,18 @@ _COLUMNS = {
     "mbytes/sec": "mbytes_per_sec",
     "msg/sec": "msg_per_sec",
 }
+_TIMES = ["bytes", "repetitions", "t_min", "t_max", "t_avg"]
+#: the columns each benchmark prints (IMB-MPI1 2018-2021); a collective not named prints _TIMES
+COLUMNS = {
+    **{name: ["bytes", "repetitions", "t_usec", "mbytes_per_sec"] for name in ("pingpong",
+                                                                                "pingping")},
+    **{name: ["bytes", "repetitions", "mbytes_per_sec", "msg_per_sec"] for name in ("uniband",
+                                                                                    "biband")},
+    **{name: [*_TIMES, "mbytes_per_sec"] for name in ("sendrecv", "exchange")},
+    "barrier": ["repetitions", "t_min", "t_max", "t_avg"],
+}
+#: directions a benchmark's Mbytes/sec adds up (Biband: both ways of each pair at once)
+DIRECTIONS = {"biband": 2, "sendrecv": 2, "exchange": 4}
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,9 @@ class ImbBenchmark:
     rows: list[ImbRow]
     waiting: int = 0  # "( N additional processes waiting in MPI_Barrier)"
     columns: list[str] = field(default_factory=list)
+    header: str = ""  # the column header as printed
+    #: lines that are not IMB's, printed between the column header and the last row
+    inside: list[str] = field(default_factory=list)
 
     def row(self, nbytes: int) -> ImbRow:
         for row in self.rows:
@@ -110,6 +133,8 @@ class ImbResult:
     title: str | None = None
     finalized: bool = False  # "# All processes entering MPI_Finalize" seen
     empty_blocks: list[str] = field(default_factory=list)  # "# Benchmarking X" without rows
+    #: IMB's "# List of Benchmarks to run:" (what it was asked to run); empty when not printed
+    listed: list[str] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside a line
 
     def benchmark(self, name: str, nprocs: int | None = None) -> ImbBenchmark:
@@ -124,10 +149,10 @@ class ImbResult:
 
 
 def _row(columns: list[str], tokens: list[str]) -> ImbRow | None:
-    if len(tokens) < len(columns):
+    if len(tokens) != len(columns):
         return None
     values: dict[str, float] = {}
-    for col, tok in zip(columns, tokens, strict=False):
+    for col, tok in zip(columns, tokens, strict=True):
         number = to_float(tok)
         if number is None:
             return None
@@ -144,7 +169,12 @@ def _row(columns: list[str], tokens: list[str]) -> ImbRow | None:
 
 def parse_imb(text: str) -> ImbResult:
     text = require_text(text, "IMB")
-    title_m = _TITLE.search(text)
+    titles = list(_TITLE.finditer(text))
+    if len(titles) > 1:
+        raise ParseError(f"{len(titles)} IMB runs in one output (its title "
+                         f"{' '.join(titles[1].group(0).split())!r} again): which one is the "
+                         "run's?")
+    title_m = titles[0] if titles else None
     result = ImbResult(
         version=re.sub(r"\s+", " ", title_m.group("version")) if title_m else None,
         benchmarks=[],
@@ -154,34 +184,61 @@ def parse_imb(text: str) -> ImbResult:
         line = text[text.rfind("\n", 0, title_m.start()) + 1 : text.find("\n", title_m.end())]
         result.title = line.lstrip("#").strip()
     current: ImbBenchmark | None = None
+    pending: list[str] = []  # lines after the header that are not IMB's, until a row follows
+    listing = False
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
+        if line.startswith("# List of Benchmarks to run"):
+            listing = True
+            continue
+        if listing and (m := re.fullmatch(r"#\s*(\w+)", line)) is not None:
+            result.listed.append(m.group(1))
+            continue
+        listing = False
         if (m := _BENCH.match(line)) is not None:
             current = ImbBenchmark(name=m.group(1), nprocs=0, rows=[])
             result.benchmarks.append(current)
+            pending = []
             continue
         if "MPI_Finalize" in line and line.startswith("#"):
             result.finalized = True
+            current = None  # what follows IMB's closing line is not its output
             continue
         if current is None:
             continue
         if line.startswith("#") and (m := _NPROCS.search(line)) is not None and not current.rows:
             current.nprocs = int(m.group(1))
             continue
-        if (m := _WAITING.search(line)) is not None:
+        if (m := _WAITING.search(line)) is not None and not current.rows:
             current.waiting = int(m.group(1))
             continue
-        if _HEADER.match(line):
+        if _HEADER.match(line) and not current.columns:
             current.columns = [_COLUMNS.get(tok.lower(), tok.lower()) for tok in line.split()]
+            current.header = line
             continue
-        if current.columns and _ROW.match(line):
-            row = _row(current.columns, line.split())
-            if row is not None:
-                current.rows.append(row)
+        row = _row(current.columns, line.split()) if current.columns and _ROW.match(line) else None
+        if row is None:
+            if current.columns:
+                pending.append(line)
+            continue
+        if any(r.bytes == row.bytes for r in current.rows):
+            raise ParseError(f"IMB {current.name} (np={current.nprocs}) prints "
+                             f"{human_bytes(row.bytes)} twice: which one is the run's?")
+        current.inside += pending
+        pending = []
+        current.rows.append(row)
     if title_m is None and not result.benchmarks:
         raise ParseError("not Intel MPI Benchmarks output: no title and no '# Benchmarking' block")
+    seen: set[tuple[str, int]] = set()
+    for b in result.benchmarks:
+        key = (b.name.lower(), b.nprocs)
+        if b.rows and key in seen:
+            raise ParseError(f"IMB output has two {b.name} blocks for {b.nprocs} processes: "
+                             "which one is the run's?")
+        if b.rows:
+            seen.add(key)
     result.empty_blocks = [f"{b.name}" for b in result.benchmarks if not b.rows]
     result.benchmarks = [b for b in result.benchmarks if b.rows]
     if not result.benchmarks:
@@ -191,7 +248,8 @@ def parse_imb(text: str) -> ImbResult:
 
 
 def missing(
-    result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1
+    result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1,
+    top_floor: float = physical.TOP_FLOOR,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of ``benchmark`` from ``min_bytes`` to
     ``max_bytes`` (``-msglog a:b``: 2**a, 2**b; IMB prints 0 bytes first whatever ``a``):
@@ -200,17 +258,35 @@ def missing(
     0 bytes), and IMB's closing ``# All processes entering MPI_Finalize`` line. Empty when
     whole."""
     problems = []
+    asked = [name.lower() for name in result.listed] or [benchmark.lower()]
+    if benchmark.lower() not in asked:
+        problems.append(f"{benchmark}: IMB was asked to run {', '.join(result.listed)}")
+    strangers = [b.name for b in result.benchmarks if b.name.lower() not in asked]
+    if strangers:
+        problems.append(f"{benchmark}: a block of {strangers[0]}, which IMB was not asked to "
+                        "run")
     blocks = [b for b in result.benchmarks if b.name.lower() == benchmark.lower()]
     if not blocks:
         empty = any(name.lower() == benchmark.lower() for name in result.empty_blocks)
         problems.append(f"{benchmark}: " + ("no result rows" if empty else "no block"))
     expected = [0, *doubling_sizes(max(min_bytes, 1), max_bytes)]
+    want = COLUMNS.get(benchmark.lower())
     for block in blocks:
         label = f"{benchmark} (np={block.nprocs})" if len(blocks) > 1 else benchmark
+        if want is not None and block.columns != want:
+            problems.append(f"{label}: the column header {block.header!r} is not {benchmark}'s")
+        if block.inside:
+            problems.append(f"{label}: a line inside its table that is not IMB's: "
+                            f"{block.inside[0][:80]!r}")
         gap = sizes_missing(label, [r.bytes for r in block.rows], expected)
         if gap:
             problems.append(gap)
-        problems += _unphysical(label, block)
+        not_figures = _unphysical(label, block)
+        problems += not_figures
+        rates = [(r.bytes, r.mbytes_per_sec) for r in block.rows if r.mbytes_per_sec is not None]
+        if not not_figures and (collapse := physical.top_collapse(label, rates, "MB/s",
+                                                                    top_floor)):
+            problems.append(collapse)
     if result.cut_mid_line:
         problems.append("IMB output ends mid-line (cut short)")
     if not result.finalized:
@@ -234,4 +310,27 @@ def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
                 need = "a finite positive number" if positive else "a finite number >= 0"
                 problems.append(f"{label}: {name} at {human_bytes(row.bytes)} is {value:g}, "
                                 f"not {need}")
+    return problems
+
+
+def pairs(benchmark: str, nprocs: int) -> int:
+    """The pairs whose rates a block's ``Mbytes/sec`` adds up: np/2 for Uniband and Biband
+    (every pair at once), one for the others (PingPong: two processes, the rest wait)."""
+    return max(1, nprocs // 2) if benchmark.lower() in ("uniband", "biband") else 1
+
+
+def above_line_rate(result: ImbResult, benchmark: str, line_rate_gbps: float,
+                    links: int | None = None, what: str = "line rate") -> list[str]:
+    """A ``Mbytes/sec`` the links cannot carry: above ``line_rate_gbps`` x 2 for Biband and
+    Sendrecv, x ``links`` (default: the block's :func:`pairs`), x the margin of
+    :mod:`physical`, in every block of ``benchmark``. Empty when every rate fits."""
+    problems = []
+    for block in result.benchmarks:
+        if block.name.lower() != benchmark.lower():
+            continue
+        ceiling = physical.Ceiling(line_rate_gbps, DIRECTIONS.get(benchmark.lower(), 1),
+                                   links or pairs(block.name, block.nprocs), what)
+        rates = [(r.bytes, r.mbytes_per_sec) for r in block.rows if r.mbytes_per_sec is not None]
+        problems += physical.rates_above(f"{benchmark} (np={block.nprocs})", rates,
+                                         physical.GBPS_PER_MBS, "MB/s", ceiling)
     return problems

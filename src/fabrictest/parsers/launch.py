@@ -20,12 +20,19 @@ dying. Recognised (Open MPI 4/5, MPICH, Slurm, bash)::
 
 :func:`launch_failures` returns them in order of appearance; :func:`describe` makes the one
 line a test failure shows, the most telling failure (a signal with its rank and node) first.
+
+A last line without its newline was cut while it was written: a failure begun there is
+reported as cut (kind ``cut``: the job failed, its rank, node or status unknown), never read
+with a shorter number or name (``exit status ...: 13`` cut to ``1``), and
+:func:`exit_statuses` does not read a status from it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from ._util import ends_mid_line
 
 #: the line the suite's job scripts print after each launch (see reframe_tests/fabric_base.py)
 EXIT_STATUS_LINE = "fabrictest: exit status of {what}: {status}"
@@ -95,7 +102,7 @@ class LaunchFailure:
     ``cancelled`` (Slurm cancelled the step, e.g. time limit), ``lost`` (a launcher daemon
     vanished), ``not-started`` (the launcher could not start the program)."""
 
-    kind: str
+    kind: str  # signal | abort | mpi-error | exit | cancelled | lost | not-started | cut
     line: str
     rank: int | None = None
     node: str | None = None
@@ -126,6 +133,8 @@ class LaunchFailure:
             return f"the launcher could not start {self.detail}"
         if self.kind == "cancelled":
             return f"Slurm cancelled the {self.detail}"
+        if self.kind == "cut":
+            return f"a failure line cut short (the output ends mid-line): {self.line[-80:]!r}"
         return self.detail or self.line
 
 
@@ -189,11 +198,22 @@ def _line_failure(line: str) -> LaunchFailure | None:
 
 
 def launch_failures(text: str | None) -> list[LaunchFailure]:
-    """Every failure line in ``text``, in order (none: an empty list; never raises)."""
+    """Every failure line in ``text``, in order (none: an empty list; never raises). A failure
+    that begins in a last line without its newline is one ``cut`` failure."""
     if not text:
         return []
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
+    if not ends_mid_line(text):
+        return _failures(text)
+    whole = text[: text.rfind("\n") + 1]
+    before, after = _failures(whole), _failures(text)
+    if after == before:
+        return before
+    return [*before, LaunchFailure("cut", text[len(whole):].strip())]
+
+
+def _failures(text: str) -> list[LaunchFailure]:
     out: list[LaunchFailure] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -220,13 +240,17 @@ def launch_failures(text: str | None) -> list[LaunchFailure]:
 def exit_statuses(text: str | None) -> dict[str, int]:
     """The suite's ``fabrictest: exit status of WHAT: N`` lines, ``{WHAT: N}``."""
     found: dict[str, int] = {}
-    for raw in (text or "").splitlines():
+    text = text or ""
+    if ends_mid_line(text):
+        text = text[: text.rfind("\n") + 1]  # a status cut short is no status
+    for raw in text.splitlines():
         if (m := _EXIT_STATUS.match(raw.strip())) is not None:
             found[m.group("what")] = int(m.group("status"))
     return found
 
 
-_RANKING = {"not-started": -1, "signal": 0, "abort": 1, "cancelled": 2, "lost": 3, "mpi-error": 4, "exit": 5}
+_RANKING = {"not-started": -1, "signal": 0, "abort": 1, "cancelled": 2, "lost": 3, "mpi-error": 4,
+            "exit": 5, "cut": 6}
 
 
 def describe(failures: list[LaunchFailure], limit: int = 3) -> str:

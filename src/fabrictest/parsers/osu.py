@@ -5,6 +5,14 @@ printed twice (7.1 ``osu_mbw_mr``); ``# Datatype: ...`` before (7.4+) or after (
 column header; ``Latency (us)`` (5.x) vs ``Avg Latency(us)`` (7.x); a ``Validation`` column
 with ``Pass``/``Fail``; GPU runs retitled ``OSU MPI-CUDA ...``; one-sided headers
 (``# Window creation``, ``# Synchronization``); ``# [ pairs: N ] [ window size: M ]``.
+
+Identity (docs/parsers.md): one run per output for :func:`parse_osu` (two titles, or a table
+printed twice, are ambiguous: ParseError; :func:`parse_osu_all` reads a job that ran several),
+each size once (a repeated size is ParseError, never first- or last-wins), a row is exactly the
+header's columns; lines a job script prints before the title or after the last row are
+ignored, a line between two rows is not (:func:`missing` names it). :func:`missing` with
+``benchmark=`` also checks that the title, direction and unit are the benchmark's, and
+:func:`above_line_rate` that no rate exceeds what the link carries.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from . import physical
 from ._util import (
     doubling_sizes,
     ends_mid_line,
@@ -23,6 +32,7 @@ from ._util import (
     to_float,
 )
 from .errors import ParseError
+from .osu_names import benchmark_name, column_key, expected_unit, unit_of
 
 #: OSU's default largest message size (5.x and 7.x, pt2pt, one-sided and osu_mbw_mr): 4 MiB
 DEFAULT_MAX_SIZE = 1 << 22
@@ -41,28 +51,6 @@ _SYNC = re.compile(r"^#\s*Synchronization:\s*(.*?)\s*$")
 _BUFFERS = re.compile(r"^#\s*Send Buffer on .*?\((\w+)\)\s+and Receive Buffer on .*?\((\w+)\)")
 _HEADER = re.compile(r"^#\s*Size\b(.*)$")
 _ROW = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
-
-_ACCELERATORS = {"CUDA", "ROCM", "OPENACC", "HIP", "SYCL"}
-_ONE_SIDED = {
-    "get": "get",
-    "put": "put",
-    "accumulate": "acc",
-    "get_accumulate": "get_acc",
-    "fetch_and_op": "fop",
-    "compare_and_swap": "cas",
-}
-_NAMES = {
-    "latency": "latency",
-    "bandwidth": "bw",
-    "bi-directional bandwidth": "bibw",
-    "bidirectional bandwidth": "bibw",
-    "multiple bandwidth / message rate": "mbw_mr",
-    "multi latency": "multi_lat",
-    "multi-threaded latency": "latency_mt",
-    "multi-process latency": "latency_mp",
-    "latency multi-process": "latency_mp",
-}
-
 
 @dataclass(frozen=True)
 class OsuRow:
@@ -98,6 +86,9 @@ class OsuResult:
     synchronization: str | None = None
     columns: list[str] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside this run's last line
+    #: lines that are neither OSU's nor a row, printed between the title and the last row
+    #: (a job script prints around a run, never inside its table)
+    inside: list[str] = field(default_factory=list)
 
     def at(self, size: int) -> float:
         """The value at message size ``size`` (KeyError if that size was not measured)."""
@@ -126,70 +117,23 @@ class OsuResult:
         return None if self.validation is None else all(self.validation)
 
 
-def _benchmark_name(api: str | None, name: str) -> tuple[str, str | None]:
-    accelerator = None
-    op = None
-    if api and api.startswith("MPI") and len(api) > 3:
-        suffix = api[4:]
-        if api[3] == "-" and suffix.upper() in _ACCELERATORS:
-            accelerator = suffix.upper()
-        elif api[3] == "_":
-            op = suffix.lower()
-    key = re.sub(r"\s+", " ", name.strip().lower())
-    if op is not None:
-        short = _ONE_SIDED.get(op, op)
-        base = _NAMES.get(key, re.sub(r"[^a-z0-9]+", "_", key).strip("_"))
-        return f"{short}_{base}", accelerator
-    if key in _NAMES:
-        return _NAMES[key], accelerator
-    # collectives: "Allreduce Latency", "Non-blocking Allreduce Latency"
-    m = re.fullmatch(r"(non-blocking\s+)?([a-z_]+)\s+latency", key)
-    if m:
-        return ("i" if m.group(1) else "") + m.group(2), accelerator
-    return re.sub(r"[^a-z0-9]+", "_", key).strip("_") or "unknown", accelerator
-
-
-def _column_key(label: str) -> str:
-    low = label.lower()
-    m = re.match(r"p(\d+(?:\.\d+)?)\s*tail", low)
-    if m:
-        return "p" + m.group(1).replace(".", "_")
-    for pattern, key in (
-        (r"^min\b.*lat", "min_latency"),
-        (r"^max\b.*lat", "max_latency"),
-        (r"messages/s", "messages_per_s"),
-        (r"^iterations", "iterations"),
-        (r"^validation", "validation"),
-        (r"^overall", "overall"),
-        (r"^compute", "compute"),
-        (r"^pure comm", "pure_comm"),
-        (r"^overlap", "overlap"),
-    ):
-        if re.search(pattern, low):
-            return key
-    return re.sub(r"[^a-z0-9]+", "_", low).strip("_") or "col"
-
-
-def _unit(label: str) -> str:
-    low = label.lower()
-    if "(us)" in low or "lat" in low:
-        return "us"
-    if "mb/s" in low:
-        return "MB/s"
-    if "messages/s" in low:
-        return "messages/s"
-    m = re.search(r"\(([^)]*)\)", label)
-    return m.group(1) if m else ""
+def _is_title(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("# OSU") and _TITLE.match(stripped) is not None
 
 
 def _split_segments(lines: list[str]) -> list[list[str]]:
-    """Cut the text at OSU title lines; a title repeated before any row stays one segment."""
+    """Cut the text at OSU title lines; the same title repeated before any row stays one
+    segment (7.1 ``osu_mbw_mr`` prints it twice), another title before any row is refused."""
     segments: list[list[str]] = []
     current: list[str] | None = None
     seen_row = False
     for line in lines:
-        if _TITLE.match(line.strip()) and line.strip().startswith("# OSU"):
+        if _is_title(line):
             if current is not None and not seen_row:
+                if line.strip() != current[0].strip():
+                    raise ParseError(f"OSU output with two titles before its rows: "
+                                     f"{current[0].strip()!r} and {line.strip()!r}")
                 current.append(line)  # duplicated title (7.1 osu_mbw_mr)
                 continue
             current = [line]
@@ -203,13 +147,61 @@ def _split_segments(lines: list[str]) -> list[list[str]]:
     return segments
 
 
+def _header_line(result: OsuResult, line: str) -> bool:
+    """Read one of OSU's ``#`` lines before the rows into ``result``; False if it is none."""
+    found = False
+    if (p := _PAIRS.search(line)) is not None:
+        result.pairs, found = int(p.group(1)), True
+    if (w := _WINDOW.search(line)) is not None:
+        result.window_size, found = int(w.group(1)), True
+    if (d := _DATATYPE.match(line)) is not None:
+        result.datatype = d.group(1)
+    elif (wc := _WIN_CREATE.match(line)) is not None:
+        result.window_creation = wc.group(1)
+    elif (sy := _SYNC.match(line)) is not None:
+        result.synchronization = sy.group(1)
+    elif (b := _BUFFERS.match(line)) is not None:
+        result.buffers = f"{b.group(1)} {b.group(2)}"
+    else:
+        return found or _is_title(line)
+    return True
+
+
+def _row(columns: list[str], line: str) -> tuple[int, float, dict[str, float], bool | None] | None:
+    """(size, value, extra columns, validation) of a result row, None if ``line`` is not one:
+    a size and exactly the header's columns, each a number (``Pass``/``Fail`` for
+    ``Validation``)."""
+    rm = _ROW.match(line)
+    if rm is None:
+        return None
+    tokens = rm.group(2).split()
+    if len(tokens) != len(columns):
+        return None
+    value = to_float(tokens[0])
+    if value is None:
+        return None
+    extra: dict[str, float] = {}
+    passed = None
+    for key, token in zip(columns[1:], tokens[1:], strict=True):
+        if key == "validation":
+            if token.lower() not in ("pass", "fail"):
+                return None
+            passed = token.lower() == "pass"
+            continue
+        number = to_float(token)
+        if number is None:
+            return None
+        extra[key] = number
+    return int(rm.group(1)), value, extra, passed
+
+
 def _parse_segment(lines: list[str]) -> OsuResult:
     title_line = lines[0].strip()
     m = _TITLE.match(title_line)
     assert m is not None
     title = title_line.lstrip("#").strip()
     version = m.group("version")
-    benchmark, accelerator = _benchmark_name(m.group("api"), m.group("name"))
+    benchmark, accelerator = benchmark_name(m.group("api"), m.group("name"))
     result = OsuResult(
         title=title,
         version=version,
@@ -220,57 +212,38 @@ def _parse_segment(lines: list[str]) -> OsuResult:
     )
     columns: list[str] | None = None
     validation: list[bool] = []
+    seen: dict[int, str] = {}
+    pending: list[str] = []  # lines that are not OSU's, kept until a row follows them
     for raw in lines[1:]:
         line = raw.strip()
         if not line:
             continue
-        if line.startswith("#"):
-            if (p := _PAIRS.search(line)) is not None:
-                result.pairs = int(p.group(1))
-            if (w := _WINDOW.search(line)) is not None:
-                result.window_size = int(w.group(1))
-            if (d := _DATATYPE.match(line)) is not None:
-                result.datatype = d.group(1)
-            elif (wc := _WIN_CREATE.match(line)) is not None:
-                result.window_creation = wc.group(1)
-            elif (sy := _SYNC.match(line)) is not None:
-                result.synchronization = sy.group(1)
-            elif (b := _BUFFERS.match(line)) is not None:
-                result.buffers = f"{b.group(1)} {b.group(2)}"
-            elif (h := _HEADER.match(line)) is not None and columns is None:
+        if line.startswith("#") and not result.rows:
+            if (h := _HEADER.match(line)) is not None and columns is None:
                 labels = [c for c in re.split(r"\s{2,}", h.group(1).strip()) if c]
                 if not labels:
                     raise ParseError(f"OSU column header without value columns: {line!r}")
-                result.unit = _unit(labels[0])
-                columns = [_column_key(c) for c in labels]
+                result.unit = unit_of(labels[0])
+                columns = [column_key(c) for c in labels]
                 columns[0] = "value"
                 result.columns = labels
+            elif not _header_line(result, line):
+                pending.append(line)
             continue
-        if columns is None:
+        row = _row(columns, raw) if columns is not None else None
+        if row is None:
+            pending.append(line)
             continue
-        rm = _ROW.match(raw)
-        if rm is None:
-            continue
-        tokens = rm.group(2).split()
-        if len(tokens) < len(columns):
-            continue  # a cut-off row or a noise line starting with a number
-        value = to_float(tokens[0])
-        if value is None:
-            continue
-        extra: dict[str, float] = {}
-        row_ok = True
-        for key, token in zip(columns[1:], tokens[1 : len(columns)], strict=True):
-            if key == "validation":
-                validation.append(token.lower() == "pass")
-                continue
-            number = to_float(token)
-            if number is None:
-                row_ok = False
-                break
-            extra[key] = number
-        if not row_ok:
-            continue
-        result.rows.append(OsuRow(size=int(rm.group(1)), value=value, extra=extra))
+        size, value, extra, passed = row
+        if size in seen:
+            raise ParseError(f"OSU output {title!r} prints size {human_bytes(size)} twice "
+                             f"({seen[size]} and {line}): which one is the run's?")
+        seen[size] = line
+        result.inside += pending
+        pending = []
+        if passed is not None:
+            validation.append(passed)
+        result.rows.append(OsuRow(size=size, value=value, extra=extra))
     if columns is None:
         raise ParseError(f"OSU output {title!r} has no '# Size' column header (truncated?)")
     if not result.rows:
@@ -292,8 +265,31 @@ def parse_osu_all(text: str) -> list[OsuResult]:
 
 
 def parse_osu(text: str) -> OsuResult:
-    """The (first) OSU run in ``text``."""
-    return parse_osu_all(text)[0]
+    """The one OSU run in ``text``; several (a table printed twice, two programs' outputs) are
+    ambiguous: ParseError (:func:`parse_osu_all` reads a job that ran several on purpose)."""
+    results = parse_osu_all(text)
+    if len(results) > 1:
+        titles = ", ".join(repr(r.title) for r in results[:3])
+        raise ParseError(f"{len(results)} OSU runs in one output ({titles}): which one is the "
+                         "run's?")
+    return results[0]
+
+
+def identity_problems(result: OsuResult, benchmark: str, label: str | None = None) -> list[str]:
+    """Why ``result`` is not a run of ``benchmark`` (``osu_bw``): another title (another
+    benchmark, or the other direction: ``Bi-Directional`` for ``osu_bw``), another unit in the
+    column header, a line inside the table that is not OSU's."""
+    label = label or benchmark
+    want = benchmark.removeprefix("osu_")
+    problems = []
+    if result.benchmark != want:
+        problems.append(f"{label}: the output is {result.title!r} (osu_{result.benchmark}), "
+                        f"not {benchmark}")
+    unit = expected_unit(want)
+    if result.unit != unit:
+        problems.append(f"{label}: the column header says {result.columns[0]!r} "
+                        f"({result.unit or 'no unit'}), expected {unit}")
+    return problems
 
 
 def missing(
@@ -301,21 +297,52 @@ def missing(
     max_size: int = DEFAULT_MAX_SIZE,
     min_size: int | None = None,
     name: str | None = None,
+    benchmark: str | None = None,
+    top_floor: float = physical.TOP_FLOOR,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of sizes ``min_size..max_size`` (OSU
     doubles the size from ``min_size``; by default the first size printed, which must be 0 or
-    1): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4 MiB``. Empty when whole.
-    OSU prints no closing line, so a run cut after a row is only seen by its missing sizes."""
-    label = name or f"osu_{result.benchmark}"
-    problems = []
+    1): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4 MiB``; a line printed
+    inside its table; figures that are not a run's (:func:`unphysical`, and a bandwidth that
+    collapses at the largest sizes: below ``top_floor`` of the smaller sizes' peak,
+    ``physical.SHARED_TOP_FLOOR`` where the ranks share a host); with ``benchmark``
+    (``osu_bw``), an output of another
+    benchmark, direction or unit. Empty when whole. OSU prints no closing line, so a run cut
+    after a row is only seen by its missing sizes."""
+    label = name or benchmark or f"osu_{result.benchmark}"
+    problems = identity_problems(result, benchmark, label) if benchmark else []
     if result.cut_mid_line:
         problems.append(f"{label}: output ends mid-line (cut short)")
+    if result.inside:
+        more = f" (and {len(result.inside) - 1} more)" if len(result.inside) > 1 else ""
+        problems.append(f"{label}: a line inside its table that is not OSU's: "
+                        f"{result.inside[0][:80]!r}{more}")
     got = result.sizes()
     first = min_size if min_size is not None else (got[0] if got and got[0] in (0, 1) else 1)
     gap = sizes_missing(label, got, doubling_sizes(first, max_size))
     if gap:
         problems.append(gap)
-    return problems + unphysical(result, label)
+    not_figures = unphysical(result, label)
+    problems += not_figures
+    if result.unit == "MB/s" and not not_figures:
+        collapse = physical.top_collapse(label, [(r.size, r.value) for r in result.rows], "MB/s",
+                                         top_floor)
+        problems += [collapse] if collapse else []
+    return problems
+
+
+def above_line_rate(result: OsuResult, line_rate_gbps: float, links: int = 1,
+                    label: str | None = None, what: str = "line rate") -> list[str]:
+    """A rate the link cannot carry: above ``line_rate_gbps`` (x 2 for the bi-directional
+    tests, x ``links`` for an aggregate over several links, x the margin of
+    :mod:`physical`). Empty for latencies and for rates that fit."""
+    if result.unit != "MB/s":
+        return []
+    label = label or f"osu_{result.benchmark}"
+    directions = 2 if result.benchmark.endswith("bibw") else 1
+    ceiling = physical.Ceiling(line_rate_gbps, directions, links, what)
+    return physical.rates_above(label, [(r.size, r.value) for r in result.rows],
+                                physical.GBPS_PER_MBS, "MB/s", ceiling)
 
 
 def unphysical(result: OsuResult, label: str | None = None) -> list[str]:

@@ -7,6 +7,13 @@ IB links showing LIDs and no ``GID:`` lines; ``rdma_cm`` runs without RKey/VAddr
 before the closing rule (``complete`` is False then).
 
 Units: ``MB/sec`` in perftest is MiB/s (it divides by 0x100000); ``Gb/sec`` is 10^9 bit/s.
+
+Identity (docs/parsers.md): one run per output (a second banner is ParseError), each size and
+each setting once (a repeat is ParseError, never first- or last-wins), the same unit for peak
+and average; lines a job script prints before the banner or after the closing rule are
+ignored, a line between two rows is not (:func:`missing` names it); :func:`missing` with
+``test=``/``units=`` checks the test and unit asked for, and :func:`above_line_rate` that the
+average fits the link.
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, to_int
+from . import physical
+from ._util import doubling_sizes, ends_mid_line, human_bytes, not_a_figure, require_text, to_int
 from .errors import ParseError
 
 _RULE = re.compile(r"^-{20,}\s*$")
@@ -22,7 +30,8 @@ _TEST = re.compile(r"^\s*(?P<name>\S.*?)\s+(?P<kind>BW|Latency)\s+Test\s*$")
 _PAIR = re.compile(r"(?P<key>[A-Za-z][\w.*\- ]*?)\s*:\s*(?P<value>\S+(?: \S+)*?)(?=\s{2,}|\s*$)")
 _ADDRESS = re.compile(r"^\s*(?P<side>local|remote) address:\s*(?P<rest>.*)$")
 _GID = re.compile(r"^\s*GID:\s*(?P<gid>\S+)")
-_BW_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]")
+_BW_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(?P<unit>[^\]]+)\]"
+                        r"(?:\s+BW average\[(?P<avg>[^\]]+)\])?(?:\s+MsgRate\[(?P<rate>[^\]]+)\])?")
 _LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]")
 # a figure as printf writes it, "inf"/"nan"/negative included (missing() names them)
 _FIG = r"[-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan)"
@@ -79,6 +88,9 @@ class PerftestResult:
     settings: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     complete: bool = True  # False when the closing rule after the rows is missing
+    #: lines that are not perftest's, printed between two rows
+    inside: list[str] = field(default_factory=list)
+    rate_unit: str | None = None  # MsgRate[...]: Mpps
     duration_mode: bool = False  # every BW peak 0.00 on a client: -D runs
 
     def to_gbps(self, value: float) -> float:
@@ -124,6 +136,10 @@ def parse_perftest(text: str) -> PerftestResult:
     opening_rule: str | None = None
     waiting = False
     last_address: dict[str, str] | None = None
+    rate_unit: str | None = None
+    seen: set[int] = set()
+    pending: list[str] = []  # lines between rows that are not perftest's, until a row follows
+    inside: list[str] = []
     for raw in lines:
         line = raw.strip()
         if "Waiting for client" in line:
@@ -136,6 +152,11 @@ def parse_perftest(text: str) -> PerftestResult:
             elif _RULE.match(line):
                 opening_rule = line
             continue
+        if (m := _TEST.match(raw)) is not None and not line.startswith("#"):
+            raise ParseError(f"two perftest runs in one output ({test} Test, then "
+                             f"{line!r}): which one is the run's?")
+        if closed:
+            continue  # after perftest's closing rule: a job script's lines
         if _RULE.match(line):
             # perftest closes its rows with the same rule it opens its banner with; a rule of
             # another length after the rows (Open MPI's abort banner) is not its closing line
@@ -146,6 +167,7 @@ def parse_perftest(text: str) -> PerftestResult:
                 in_rows = False
             elif in_rows and (rows or lat_rows):
                 warnings.append(line)
+                pending.append(line)
             last_address = None
             continue
         if (m := _ADDRESS.match(raw)) is not None:
@@ -157,33 +179,48 @@ def parse_perftest(text: str) -> PerftestResult:
             continue
         if (m := _BW_HEADER.search(line)) is not None:
             units = m.group("unit")
+            if m.group("avg") not in (None, units):
+                raise ParseError(f"perftest {test}: BW peak in {units}, BW average in "
+                                 f"{m.group('avg')}: {line!r}")
+            rate_unit = m.group("rate")
             in_rows = True
             continue
         if _LAT_HEADER.search(line):
             in_rows = True
             continue
         if in_rows:
+            size = None
             if units is not None and (m := _BW_ROW.match(line)) is not None:
-                rows.append(
-                    PerftestRow(
-                        bytes=int(m.group(1)),
-                        iterations=int(m.group(2)),
-                        bw_peak=float(m.group(3)),
-                        bw_avg=float(m.group(4)),
-                        msg_rate=float(m.group(5)),
-                    )
-                )
+                size = int(m.group(1))
+                row = PerftestRow(bytes=size, iterations=int(m.group(2)),
+                                  bw_peak=float(m.group(3)), bw_avg=float(m.group(4)),
+                                  msg_rate=float(m.group(5)))
             elif units is None and _NUM_ROW.match(line):
                 tok = line.split()
                 vals = [float(t) for t in tok[2:]]
                 vals += [None] * (7 - len(vals))
-                lat_rows.append(PerftestLatencyRow(int(tok[0]), int(tok[1]), *vals[:7]))
+                size = int(tok[0])
+                row = PerftestLatencyRow(size, int(tok[1]), *vals[:7])
             elif line:
                 warnings.append(line)
+                if rows or lat_rows:
+                    pending.append(line)
+            if size is not None:
+                if size in seen:
+                    raise ParseError(f"perftest {test} prints {human_bytes(size)} twice: "
+                                     "which one is the run's?")
+                seen.add(size)
+                inside += pending
+                pending = []
+                (rows if isinstance(row, PerftestRow) else lat_rows).append(row)
             continue
         if ":" in line and not line.startswith("#"):
             for m in _PAIR.finditer(raw):
-                settings[m.group("key").strip()] = m.group("value").strip()
+                key, value = m.group("key").strip(), m.group("value").strip()
+                if key in settings:
+                    raise ParseError(f"perftest {test} prints {key!r} twice ({settings[key]!r} "
+                                     f"and {value!r}): which one is the run's?")
+                settings[key] = value
     if test is None or not settings:
         raise ParseError("not perftest output: no '<verb> BW|Latency Test' banner and settings")
     role = (
@@ -213,21 +250,56 @@ def parse_perftest(text: str) -> PerftestResult:
         warnings=warnings,
         complete=(closed or not (rows or lat_rows)) and not ends_mid_line(text),
         duration_mode=role == "client" and bool(rows) and all(r.bw_peak == 0 for r in rows),
+        inside=inside,
+        rate_unit=rate_unit,
     )
     return result
 
 
-def missing(result: PerftestResult, msg_size: int | None = None) -> list[str]:
+def missing(result: PerftestResult, msg_size: int | None = None, test: str | None = None,
+            units: str | None = None) -> list[str]:
     """What keeps a client's ``result`` from being whole: perftest's closing rule after the
-    rows (the same rule as its banner's), and a row for ``msg_size`` (``-s``) when given."""
+    rows (the same rule as its banner's), a row for ``msg_size`` (``-s``) when given, with
+    ``-a`` every size doubling from the first row to the last, no line between two rows, a
+    known unit; with ``test`` (``"RDMA_Write BW"``) and ``units`` (``"Gb/sec"`` for
+    ``--report_gbits``), the test and unit asked for."""
     problems = []
+    name = f"perftest {result.test}"
+    if test is not None and result.test != test:
+        problems.append(f"{name}: the output is perftest's {result.test} Test, not {test}")
+    if result.rows and result.units not in _UNIT_BITS:
+        problems.append(f"{name}: bandwidth in {result.units!r}, not a perftest unit")
+    elif units is not None and result.rows and result.units != units:
+        problems.append(f"{name}: bandwidth in {result.units}, expected {units}")
+    if result.rows and result.rate_unit not in (None, "Mpps"):
+        problems.append(f"{name}: message rate in {result.rate_unit}, expected Mpps")
     if not (result.rows or result.latency_rows):
-        problems.append(f"perftest {result.test}: no result rows")
+        problems.append(f"{name}: no result rows")
     elif not result.complete:
-        problems.append(f"perftest {result.test}: no closing rule after the rows (cut short)")
+        problems.append(f"{name}: no closing rule after the rows (cut short)")
+    if result.inside:
+        problems.append(f"{name}: a line inside its table that is not perftest's: "
+                        f"{result.inside[0][:80]!r}")
+    sizes = [r.bytes for r in (result.rows or result.latency_rows)]
+    if len(sizes) > 1 and sizes != doubling_sizes(sizes[0], sizes[-1]):
+        problems.append(f"{name}: rows of {', '.join(human_bytes(s) for s in sizes[:6])}"
+                        f"{' ...' if len(sizes) > 6 else ''}: not every size from "
+                        f"{human_bytes(sizes[0])} to {human_bytes(sizes[-1])} (-a doubles it)")
     if msg_size is not None and result.rows and all(r.bytes != msg_size for r in result.rows):
-        problems.append(f"perftest {result.test}: no row for {human_bytes(msg_size)}")
+        problems.append(f"{name}: no row for {human_bytes(msg_size)}")
     return problems + _unphysical(result)
+
+
+def above_line_rate(result: PerftestResult, line_rate_gbps: float,
+                    what: str = "line rate") -> list[str]:
+    """An average bandwidth the link cannot carry (above ``line_rate_gbps`` x the margin of
+    :mod:`physical`). Empty when every row fits, or the unit is unknown (:func:`missing`)."""
+    if result.units not in _UNIT_BITS:
+        return []
+    ceiling = physical.Ceiling(line_rate_gbps, what=what)
+    return physical.rates_above(f"perftest {result.test} average", [
+        (r.bytes, r.bw_avg) for r in result.rows], _UNIT_BITS[result.units] / 1e9,
+        str(result.units), ceiling)
 
 
 def _unphysical(result: PerftestResult) -> list[str]:
@@ -247,4 +319,5 @@ def _unphysical(result: PerftestResult) -> list[str]:
     return [p for p in found if p]
 
 
-__all__ = ["PerftestLatencyRow", "PerftestResult", "PerftestRow", "missing", "parse_perftest"]
+__all__ = ["PerftestLatencyRow", "PerftestResult", "PerftestRow", "above_line_rate", "missing",
+           "parse_perftest"]

@@ -4,6 +4,11 @@ Modern lines: ``link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 sta
 physical_state POLLING [netdev ens1f0]``. Old iproute2 prefixes the index:
 ``0/1: mlx5_0/1: state DOWN physical_state DISABLED`` (with a trailing space).
 States are kept as printed (``ACTIVE``, ``DOWN``; ``LINK_UP``, ``POLLING``, ``DISABLED``).
+
+Identity: each port once, each key of a line once (a repeat is ParseError, never first- or
+last-wins), a number that is none (``lid 3.4``) is ParseError. :func:`missing` says what keeps
+the text from being whole: a last line without its newline (``physical_state POLL`` is a cut,
+not a state), a state that ``rdma`` never prints.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ._util import require_text, to_int
+from ._util import ends_mid_line, require_text, to_int
 from .errors import ParseError
 
 _LINE = re.compile(
@@ -28,6 +33,13 @@ _KEYS = {
     "sm_lid",
     "lmc",
 }
+
+
+#: what iproute2's rdma prints (rdma/link.c: ib_port_state, ib_port_phys_state)
+STATES = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}
+PHYS_STATES = {"SLEEP", "POLLING", "DISABLED", "PORT_CONFIGURATION_TRAINING", "LINK_UP",
+               "LINK_ERROR_RECOVERY", "PHY_TEST"}
+_NUMBERS = ("lid", "sm_lid", "lmc")
 
 
 @dataclass(frozen=True)
@@ -52,13 +64,15 @@ class RdmaLink:
         return self.physical_state == "LINK_UP"
 
 
-def _from_json(data: list[dict]) -> list[RdmaLink]:
+def _from_json(data) -> list[RdmaLink]:
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise ParseError("rdma -j link: not a list of links")
     links = []
     for item in data:
         links.append(
             RdmaLink(
                 device=str(item.get("ifname")),
-                port=int(item.get("port", 0)),
+                port=_json_int(item.get("port", 0)),
                 state=item.get("state"),
                 physical_state=item.get("physical_state"),
                 netdev=item.get("netdev"),
@@ -70,6 +84,12 @@ def _from_json(data: list[dict]) -> list[RdmaLink]:
             )
         )
     return links
+
+
+def _json_int(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ParseError(f"rdma -j link: port {value!r} is not a number")
+    return value
 
 
 def parse_rdma_link(text: str) -> list[RdmaLink]:
@@ -91,22 +111,31 @@ def parse_rdma_link(text: str) -> list[RdmaLink]:
         i = 0
         while i < len(tokens) - 1:
             if tokens[i] in _KEYS:
+                if tokens[i] in values:
+                    raise ParseError(f"rdma link: {tokens[i]} twice in {raw.strip()!r}")
                 values[tokens[i]] = tokens[i + 1]
                 i += 2
             else:
                 i += 1
         if "state" not in values and "physical_state" not in values:
             continue
+        numbers = {k: to_int(values[k]) for k in _NUMBERS if k in values}
+        if None in numbers.values():
+            bad = next(k for k, v in numbers.items() if v is None)
+            raise ParseError(f"rdma link: {bad} {values[bad]!r} is not a number: {raw.strip()!r}")
+        device, port = m.group("dev"), int(m.group("port"))
+        if any((x.device, x.port) == (device, port) for x in links):
+            raise ParseError(f"rdma link: {device}/{port} listed twice: which one is it?")
         links.append(
             RdmaLink(
-                device=m.group("dev"),
-                port=int(m.group("port")),
+                device=device,
+                port=port,
                 state=values.get("state"),
                 physical_state=values.get("physical_state"),
                 netdev=values.get("netdev"),
-                lid=to_int(values["lid"]) if "lid" in values else None,
-                sm_lid=to_int(values["sm_lid"]) if "sm_lid" in values else None,
-                lmc=to_int(values["lmc"]) if "lmc" in values else None,
+                lid=numbers.get("lid"),
+                sm_lid=numbers.get("sm_lid"),
+                lmc=numbers.get("lmc"),
                 subnet_prefix=values.get("subnet_prefix"),
                 index=int(m.group("idx")) if m.group("idx") else None,
             )
@@ -114,3 +143,20 @@ def parse_rdma_link(text: str) -> list[RdmaLink]:
     if not links:
         raise ParseError("not 'rdma link' output: no 'link DEV/PORT ... state ...' line")
     return links
+
+
+def missing(links: list[RdmaLink], text: str | None = None) -> list[str]:
+    """What keeps parsed ``rdma link`` output from being whole: a state or physical state
+    that ``rdma`` does not print (a cut word), and, given the ``text``, a last line without
+    its newline (cut while written). Empty when whole."""
+    problems = ["rdma link: output ends mid-line (cut short)"] if ends_mid_line(text) else []
+    for link in links:
+        where = f"{link.device}/{link.port}"
+        if link.state is not None and link.state not in STATES:
+            problems.append(f"rdma link {where}: unknown state {link.state!r} (cut short?)")
+        if link.physical_state is not None and link.physical_state not in PHYS_STATES:
+            problems.append(f"rdma link {where}: unknown physical_state "
+                            f"{link.physical_state!r} (cut short?)")
+        if link.lmc is not None and not 0 <= link.lmc <= 7:
+            problems.append(f"rdma link {where}: lmc {link.lmc} is not 0..7")
+    return problems

@@ -22,6 +22,11 @@ first) and the ranks' world ranks; the seed's tool does not print them. ``verbs 
 simulated`` (ours, ``--method rdma`` over ``FABRICTEST_VERBS=sim``) marks a simulated run. Buffers:
 ``HOST, rdma_buffers for receiver shape is (1, 10, 100, 65536)``. Errors: lines whose
 message starts with ``ERROR:``.
+
+Identity (docs/parsers.md): each line of a stream or transmitter once (a repeat, e.g. the log
+printed twice, is ParseError, never first- or last-wins), rates in ``Gbps`` and times in
+``seconds`` (another unit is ParseError); :func:`above_line_rate` refuses a rate no link or
+host can carry.
 """
 
 from __future__ import annotations
@@ -30,16 +35,20 @@ import math
 import re
 from dataclasses import dataclass, fields
 
+from . import physical
 from ._util import ends_mid_line, require_text
 from .errors import ParseError
 
 _NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+_UNIT = r"(?![\w.])(?:[ \t]+(?P<unit>[A-Za-z/]+))?"
 _RX = re.compile(
     r"Rank (\d+) receiver from transmitter (\d+), "
     r"(elapsed time|data rate|message missed|message received|message total|"
-    r"message loss rate|message corrupt) is " + _NUM
+    r"message loss rate|message corrupt) is " + _NUM + _UNIT
 )
-_TX = re.compile(r"Rank (\d+) transmitter (elapsed time|data rate) is " + _NUM)
+_TX = re.compile(r"Rank (\d+) transmitter (elapsed time|data rate) is " + _NUM + _UNIT)
+#: the unit each figure is printed in (counts and the loss rate have none)
+_UNITS = {"elapsed time": "seconds", "data rate": "Gbps"}
 _BUF = re.compile(
     r"(?:^|:)([^\s:,][^,:]*), rdma_buffers for (receiver|transmitter) shape is \(([^)]*)\)"
 )
@@ -156,6 +165,16 @@ def _number(token: str, count: bool, line: str) -> int | float:
     return int(value)
 
 
+def _unit(m: re.Match[str], what: str, line: str) -> None:
+    """A figure printed in another unit than the tool's is not its output."""
+    want, got = _UNITS.get(what), m.group("unit")
+    if got is not None and got != want:
+        raise ParseError(f"not tx/rx output: {what} in {got}, expected "
+                         f"{want or 'no unit'}: {line.strip()!r}")
+    if want is not None and got != want:
+        raise ParseError(f"not tx/rx output: {what} without its unit {want}: {line.strip()!r}")
+
+
 def parse_txrx(text: str) -> TxrxReport:
     text = require_text(text, "txrx")
     streams: dict[tuple[int, int], TxrxStream] = {}
@@ -163,26 +182,40 @@ def parse_txrx(text: str) -> TxrxReport:
     buffers: list[tuple[str, str, tuple[int, ...]]] = []
     errors: list[str] = []
     simulated = False
+    seen: dict[tuple, str] = {}
+
+    def once(key: tuple, line: str) -> None:
+        if key in seen:
+            raise ParseError(f"tx/rx output repeats a line ({seen[key]!r} and "
+                             f"{line.strip()!r}): which one is the run's?")
+        seen[key] = line.strip()
+
     for line in text.splitlines():
         if _SIMULATED.search(line):
             simulated = True
         if (m := _RX_LINK.search(line)) is not None:
             key = (int(m.group(1)), int(m.group(2)))
+            once(("rx link", *key), line)
             stream = streams.setdefault(key, TxrxStream(*key))
             stream.transmitter_host, stream.receiver_host = m.group(3), m.group(5)
             stream.transmitter_rank = int(m.group(4))
             continue
         if (m := _TX_LINK.search(line)) is not None:
+            once(("tx link", int(m.group(1))), line)
             tx = txs.setdefault(int(m.group(1)), TxrxTransmitter(int(m.group(1))))
             tx.host, tx.receiver_host = m.group(2), m.group(4)
             continue
         if (m := _RX.search(line)) is not None:
             key = (int(m.group(1)), int(m.group(2)))
+            _unit(m, m.group(3), line)
+            once(("rx", *key, m.group(3)), line)
             stream = streams.setdefault(key, TxrxStream(*key))
             name = _RX_FIELD[m.group(3)]
             setattr(stream, name, _number(m.group(4), name in _INT_FIELDS, line))
             continue
         if (m := _TX.search(line)) is not None:
+            _unit(m, m.group(2), line)
+            once(("tx", int(m.group(1)), m.group(2)), line)
             tx = txs.setdefault(int(m.group(1)), TxrxTransmitter(int(m.group(1))))
             if m.group(2) == "elapsed time":
                 tx.elapsed_s = float(m.group(3))
@@ -272,4 +305,46 @@ def missing(report: TxrxReport, nrx: int, nlink: int) -> list[str]:
                             f"{tx.elapsed_s:g} s not positive")
     if report.cut_mid_line:
         problems.append("tx/rx output ends mid-line (cut short)")
+    return problems
+
+
+def above_line_rate(report: TxrxReport, nrx: int, line_rate_gbps: float,
+                    host_ceiling_gbps: float,
+                    hosts: dict[tuple[int, int], tuple[str, str]]) -> list[str]:
+    """Rates no link or host can carry: a stream or transmitter between two hosts above the
+    line rate (x the margin of :mod:`physical`), the sum of the streams a host receives from,
+    or sends to, other hosts above it, and a stream within one host above the host's ceiling.
+    ``hosts``: (receiver rank, stream index) -> (transmitter host, receiver host); transmitter
+    t sends stream (t % ``nrx``, t // ``nrx``)."""
+    line = physical.Ceiling(line_rate_gbps)
+    host = physical.Ceiling(host_ceiling_gbps, what="shared-memory ceiling")
+    problems: list[str] = []
+    into: dict[str, float] = {}
+    out_of: dict[str, float] = {}
+    for s in report.streams:
+        ends = hosts.get((s.receiver_rank, s.transmitter))
+        if ends is None or s.gbps is None or not math.isfinite(s.gbps):
+            continue
+        local = ends[0] == ends[1]
+        where = f"stream {ends[0]}->{ends[1]} (receiver {s.receiver_rank} <- transmitter " \
+                f"{s.transmitter}) data rate"
+        if (p := physical.above(where, s.gbps, host if local else line)) is not None:
+            problems.append(p)
+        if not local:
+            into[ends[1]] = into.get(ends[1], 0.0) + s.gbps
+    for t in report.transmitters:
+        ends = hosts.get((t.rank % nrx, t.rank // nrx))
+        if ends is None or t.gbps is None or not math.isfinite(t.gbps):
+            continue
+        local = ends[0] == ends[1]
+        where = f"transmitter {t.rank} ({ends[0]}->{ends[1]}) data rate"
+        if (p := physical.above(where, t.gbps, host if local else line)) is not None:
+            problems.append(p)
+        if not local:
+            out_of[ends[0]] = out_of.get(ends[0], 0.0) + t.gbps
+    for name, sums, way in (("receives", into, "from"), ("sends", out_of, "to")):
+        for node, total in sorted(sums.items()):
+            where = f"{node} {name} {way} other hosts"
+            if (p := physical.above(where, total, line)) is not None:
+                problems.append(p)
     return problems

@@ -1,0 +1,105 @@
+"""What a link can carry: a bandwidth above the line rate is impossible, and a bandwidth curve
+that collapses at its largest sizes is a fault, not noise.
+
+A partition declares its line rate (``extras["line_rate_gbps"]``: the fastest link of one of
+its nodes; where the ranks share one host, the host's memory ceiling). A figure is refused when
+it exceeds ``line rate x directions x links x MARGIN``: ``directions`` is 2 for the
+bi-directional tests (both directions of a full-duplex link at once), ``links`` the links the
+figure adds up (``osu_mbw_mr``'s aggregate over node pairs). ``MARGIN`` covers the timers and
+the rounding of the printed figures; a real link never carries 10 % more than its rate.
+
+A healthy bandwidth curve may dip in the middle (Open MPI's shared memory falls from 5.9 to
+1.4 GB/s between 2 and 4 KiB, its protocol switch) and may sag at the top sizes as the caches
+run out (``osu_get_bw`` over shared memory ends at 0.25 of its peak, IMB PingPong at 0.63); on
+an oversubscribed host it jumps about (``osu_get_bw`` on this project's two loaded cores went
+from 37.8 to 1.0 GB/s and back between neighbouring sizes, a factor of 37). A rate at the
+largest sizes below ``TOP_FLOOR`` (1/100) of what the smaller sizes reach (a 4 MiB row of
+0.01 MB/s after 10 GB/s at 256 KiB) is no cache, protocol or load effect: the run broke down,
+or the figure is not the benchmark's. Where the ranks share one oversubscribed host, a rank
+descheduled for a time slice stalls a short measurement far more (the quick profile's 32 KiB
+rows of ``osu_bibw`` and ``osu_mbw_mr`` fell 110x below their 2 KiB rates under a load of 20 on
+2 cores): there the floor is ``SHARED_TOP_FLOOR`` (1/10 000, still a 0.01 MB/s row beside
+GB/s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._util import human_bytes
+
+#: how far above the line rate a printed figure may be (timers, 2-decimal rounding): 10 %
+MARGIN = 1.10
+#: the rates at the largest sizes must reach this share of the smaller sizes' peak
+TOP_FLOOR = 0.01
+#: the same where the ranks share one (oversubscribed) host
+SHARED_TOP_FLOOR = 1e-4
+#: the largest sizes: those of at least this share of the largest (4 MiB: 1, 2 and 4 MiB)
+TOP_SHARE = 0.25
+#: Gb/s in one MB/s (OSU's and IMB's MB are 10^6 bytes)
+GBPS_PER_MBS = 8e-3
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The most a figure can be: ``line_rate_gbps`` x ``directions`` x ``links`` x MARGIN."""
+
+    line_rate_gbps: float
+    directions: int = 1
+    links: int = 1
+    what: str = "line rate"  # or "shared-memory ceiling" where the ranks share a host
+
+    @property
+    def gbps(self) -> float:
+        return self.line_rate_gbps * self.directions * self.links * MARGIN
+
+    def words(self) -> str:
+        parts = [f"{self.line_rate_gbps:g} Gb/s {self.what}"]
+        if self.directions != 1:
+            parts.insert(0, f"{self.directions} directions")
+        if self.links != 1:
+            parts.insert(0, f"{self.links} links")
+        return f"{' x '.join(parts)} x {MARGIN:g} margin = {self.gbps:g} Gb/s"
+
+
+def above(where: str, gbps: float, ceiling: Ceiling, printed: str | None = None) -> str | None:
+    """None when ``gbps`` fits under ``ceiling``; otherwise the refusal, e.g. ``osu_bw at 4 MiB:
+    8e+06 Gb/s (1e+12 MB/s) is above 100 Gb/s line rate x 1.1 margin = 110 Gb/s: impossible``."""
+    if not gbps > ceiling.gbps:
+        return None
+    shown = f"{gbps:.4g} Gb/s" + (f" ({printed})" if printed else "")
+    return f"{where}: {shown} is above {ceiling.words()}: impossible"
+
+
+def rates_above(label: str, rows: list[tuple[int, float]], unit_gbps: float, unit: str,
+                ceiling: Ceiling) -> list[str]:
+    """The first row (size, rate in ``unit``) above ``ceiling``, and how many more are."""
+    bad = [(size, value) for size, value in rows if value * unit_gbps > ceiling.gbps]
+    if not bad:
+        return []
+    size, value = bad[0]
+    line = above(f"{label} at {human_bytes(size)}", value * unit_gbps, ceiling,
+                 f"{value:g} {unit}")
+    more = f" (and {len(bad) - 1} more sizes)" if len(bad) > 1 else ""
+    return [f"{line}{more}"]
+
+
+def top_collapse(label: str, rows: list[tuple[int, float]], unit: str,
+                 floor: float = TOP_FLOOR) -> str | None:
+    """None when every rate at the largest sizes reaches ``floor`` of the peak of the smaller
+    sizes (the curve the top sizes continue); otherwise the refusal naming the first size that
+    does not. A run of the largest sizes only (``-m 4M:4M``) has nothing to compare with."""
+    if not rows:
+        return None
+    top = max(size for size, _ in rows) * TOP_SHARE
+    below = [(size, value) for size, value in rows if size < top]
+    if not below:
+        return None
+    peak_size, peak = max(below, key=lambda r: r[1])
+    for size, value in rows:
+        if size >= top and value < floor * peak:
+            return (f"{label}: {value:g} {unit} at {human_bytes(size)} is below {floor:g} "
+                    f"of the {peak:g} {unit} the smaller sizes reach (at "
+                    f"{human_bytes(peak_size)}): a bandwidth that collapses at the largest "
+                    "sizes is a fault, not noise")
+    return None
