@@ -2,6 +2,7 @@
 
     fabric-report attribute --report output/reports/run-report-UUID.json [--topology slurm]
     fabric-report attribute --session UUID --topology topology.conf [--json out.json]
+    fabric-report attribute --report FILE --topology slurm --routing dmodk   (a fat tree)
 
 Exits 0 when nothing failed, 1 when some test case failed (the suspect named, or "the
 failures share nothing"), 2 when there is nothing to read or an option makes no sense.
@@ -13,16 +14,16 @@ import sys
 
 from ..parsers.topology import Topology
 from ..topology_source import TopologyError, read_topology
-from .attribute import attribute, cases_from_records, cases_from_testcases
+from .attribute import CaseError, attribute, cases_from_records, cases_from_testcases
 from .results import ResultsError
 from .sources import check, read, writable_file
 from .sources import write_json as _write_json
 
 
-def load_topology(spec: str) -> Topology:
+def load_topology(spec: str, routing: str | None = None) -> Topology:
     """``--topology``: ResultsError (one line) when it cannot be read."""
     try:
-        return read_topology(spec)
+        return read_topology(spec, routing=routing)
     except TopologyError as err:
         raise ResultsError(str(err)) from None
 
@@ -35,10 +36,15 @@ def cmd_attribute(args) -> int:
     check(src)
     if args.json:
         writable_file("--json", args.json)
-    topo = load_topology(args.topology) if args.topology else None
+    if args.routing and not args.topology:
+        raise ResultsError("--routing needs --topology")
+    topo = load_topology(args.topology, args.routing) if args.topology else None
     res = read(src, need_figures=False)  # a failed sanity check has none
-    cases = (cases_from_testcases(res.testcases) if res.testcases
-             else cases_from_records(res.records))
+    try:
+        cases = (cases_from_testcases(res.testcases) if res.testcases
+                 else cases_from_records(res.records))
+    except CaseError as err:
+        raise ResultsError(f"{src.option}: {err}") from None
     if not cases:
         raise ResultsError(f"{src.option}: no test case that passed or failed in it")
     if topo is not None:
@@ -58,8 +64,13 @@ def add_parser(sub, add_sources) -> None:
         description=__doc__.split("\n\n")[0])
     add_sources(a, "sources (the run to attribute; several are pooled, the last run of each case counts)")
     a.add_argument("--topology", metavar="FILE|slurm",
-                   help="which switch each node hangs from: a topology.conf, the output of "
-                        "`scontrol show topology`, our own file (SWITCH: NODES parent=SWITCH), "
-                        "or `slurm` to ask scontrol; switches and uplinks are then counted too")
+                   help="which switch each node hangs from: a topology.conf (tree or block), "
+                        "the output of `scontrol show topology`, our own file (SWITCH: NODES "
+                        "parent=SWITCH), or `slurm` to ask scontrol; switches and links are "
+                        "then counted too")
+    a.add_argument("--routing", choices=("dmodk",),
+                   help="the fabric's routing rule, so that a run's links can be told on a fat "
+                        "tree or a dragonfly (dmodk: InfiniBand's destination-mod-k); default: "
+                        "not known (a leaf's uplinks, a group pair's global links as bundles)")
     a.add_argument("--json", metavar="PATH", help="also write the verdict and suspects as JSON")
     a.set_defaults(func=cmd_attribute)
