@@ -125,7 +125,8 @@ def test_too_small_for_a_scope_is_left_out_with_a_reason():
 def test_names_interleaved_across_the_top_give_no_bisection():
     # Slurm places rank blocks in name order: a, c on one side and b, d on the other would
     # pair a-c with b-d (c is under g1 but sorts between b and d)
-    d = derive_node_sets(parse_any_topology("s1: n1,n3 parent=g1\ns2: n2,n4 parent=g2\n"))
+    d = derive_node_sets(parse_any_topology("s1: n1,n3 parent=g1\ns2: n2,n4 parent=g2\n"
+                                                "g1: parent=top\ng2: parent=top\n"))
     assert "interleave" in d.missing["bisection"]
     assert d.hostlist("global") == "n[1-4]"
 

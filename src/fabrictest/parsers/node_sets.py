@@ -64,6 +64,22 @@ def _groups(topo: Topology) -> list[tuple[str, list[str]]]:
     return sorted(out, key=lambda g: _natural(g[1][0]))
 
 
+def _roots(topo: Topology, leaf: str) -> frozenset[str]:
+    return frozenset(s for s in topo.ancestors(leaf) if not topo.switches[s].parents)
+
+
+def _joined(topo: Topology, groups: list[tuple[str, list[str]]]):
+    """The groups under the first group's top switch (Slurm runs no job across switches
+    without a common parent: those are other fabrics). Blocks all count as joined."""
+    if topo.shape == "blocks" or not groups:
+        return groups
+    where = topo.switch_of()
+    tops = [_roots(topo, where[ns[0]]) for _g, ns in groups]
+    first = next((i for i, t in enumerate(tops) if any(t & u for j, u in enumerate(tops)
+                                                       if j != i)), 0)
+    return [g for g, t in zip(groups, tops, strict=True) if t & tops[first]]
+
+
 def derive_node_sets(topo: Topology) -> NodeSets:
     """The edge/local/global node sets and the bisection set of ``topo``."""
     out = NodeSets()
@@ -83,11 +99,15 @@ def derive_node_sets(topo: Topology) -> NodeSets:
         out.missing["group"] = "no group has 2 nodes"
     else:
         out.sets["group"] = group[: len(group) - len(group) % 2]
-    if len(groups) < 2:
-        why = f"one group ({groups[0][0]})" if groups else "no group"
+    joined = _joined(topo, groups)
+    if len(joined) < 2:
+        why = (f"{len(groups)} groups under no common top switch" if len(groups) > 1 else
+               f"one group ({groups[0][0]})" if groups else "no group")
+        groups = joined
         out.missing["global"] = f"{why}: nothing spans two groups"
         out.missing["bisection"] = f"{why}: nothing crosses the top of the tree"
         return out
+    groups = joined
     (_a, first), (_b, second) = groups[0], groups[1]
     m = min(len(first), len(second))
     out.sets["global"] = sorted(first[:m] + second[:m], key=_natural)

@@ -73,6 +73,10 @@ class SinfoResult:
 
 def parse_sinfo(text: str) -> SinfoResult:
     text = require_text(text, "sinfo")
+    if not text.endswith("\n"):  # sinfo ends every line: the last one was cut while printed
+        last = text.rsplit("\n", 1)[-1]
+        raise ParseError(f"sinfo: output ends mid-line ({last[:60]!r} has no newline): cut "
+                         "short?")
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     timestamp = None
     header_i = None

@@ -36,8 +36,8 @@ _BLOCK_KEYS = {"blockname", "aggregatedblock", "blockindex", "nodes", "blocksize
 
 def _whole(text, what: str) -> str:
     text = require_text(text, what)
-    if not text.endswith("\n"):
-        last = text.rsplit("\n", 1)[-1]
+    last = text.rsplit("\n", 1)[-1]
+    if last.strip():  # (blanks after the last newline are no line)
         raise ParseError(f"{what}: output ends mid-line ({last[:60]!r} has no newline): cut "
                          "short?")
     return text

@@ -63,6 +63,8 @@ class Element:
     def label(self) -> str:
         if self.text:
             return self.text
+        if self.kind in ("local", "global"):
+            return f"{self.kind} link {self.name}"
         return self.name if self.kind == "node" else f"{self.kind} {self.name}"
 
     def evidence(self, n_failed: int, n_passed: int) -> str:
@@ -155,6 +157,34 @@ def cases_from_testcases(testcases: Iterable[dict]) -> list[Case]:
             if isinstance(pv, list) and len(pv) > 5 and pv[5] == "fail":
                 case.failing_links.append(link)
         out.append(case)
+    return out
+
+
+def cases_from_sweep(data) -> list[Case]:
+    """Cases of a `fabric-sweep --json` file: each measured run (a sends to b) is a case of
+    its one link, failed when it gave no figure or a figure below the sweep's own cut (the
+    level it names nodes against); CaseError for a file of another shape."""
+    if not isinstance(data, dict) or data.get("kind") != "fabrictest-sweep":
+        raise CaseError("not a fabric-sweep JSON file (no \"kind\": \"fabrictest-sweep\")")
+    level = data.get("level")
+    runs = data.get("pairs")
+    if not isinstance(level, dict) or not isinstance(runs, list):
+        raise CaseError("a fabric-sweep file without its level or its runs")
+    cut = level.get("cut_limit")
+    if not isinstance(cut, (int, float)) or isinstance(cut, bool) or not cut > 0:
+        raise CaseError(f"the sweep's cut ({cut!r}) is not a positive figure")
+    out = []
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or not all(isinstance(run.get(k), str)
+                                                for k in ("src", "dst", "status")):
+            raise CaseError(f"run {i} is not a mapping of src, dst and status")
+        value = run.get("value")
+        good = (run["status"] == "ok" and isinstance(value, (int, float))
+                and not isinstance(value, bool) and value >= cut)
+        link = (run["src"], run["dst"])
+        out.append(Case(f"run {run['src']}->{run['dst']} (round {run.get('round', '?')})",
+                        not good, nodes=list(link), links=[link],
+                        failing_links=[] if good else [link]))
     return out
 
 

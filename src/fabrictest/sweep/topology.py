@@ -164,7 +164,8 @@ def _route_incidence(table: RunTable, topo: Topology):
             ir += hit.tolist()
     return (hops, (np.array(ce, dtype=np.int64), np.array(cr, dtype=np.int64)),
             (np.array(ie, dtype=np.int64), np.array(ir, dtype=np.int64)),
-            [[", ".join(sorted(r)) for r in regs] for regs in regions])
+            [[h.a, h.b] if h.kind == "globals" else [", ".join(sorted(r)) for r in regs]
+             for h, regs in zip(hops, regions, strict=True)])
 
 
 def _regions(topo: Topology, hop: Hop) -> list[set[str]]:
