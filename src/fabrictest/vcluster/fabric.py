@@ -175,18 +175,22 @@ class Fabric:
         return [(f"{self.node_address(n)}/32", self.next_hop(switch, n))
                 for n in self.plan.node_list]
 
+    def switches_on(self, src: Node, dst: Node) -> list[str]:
+        """The switches a packet from src to dst goes through, in order (the routing tables)."""
+        out = [self.leaf_of[src.name]]
+        for _ in range(len(self.switches) + 1):
+            hop = self.next_hop(out[-1], dst)
+            if hop.startswith(PORT_PREFIX):
+                return out
+            out.append(hop[len(LINK_PREFIX):])
+        raise PlanError(f"routing loop from {src.name} to {dst.name}")
+
     def path(self, src: Node, dst: Node) -> list[str]:
         """The links (their names) a packet from src to dst crosses, by the routing tables."""
-        out = [self.node_link(src).name]
-        cur = self.leaf_of[src.name]
-        for _ in range(len(self.switches) + 1):
-            hop = self.next_hop(cur, dst)
-            if hop.startswith(PORT_PREFIX):
-                return [*out, self.node_link(dst).name]
-            nxt = hop[len(LINK_PREFIX):]
-            out.append(self.link(cur, nxt).name)
-            cur = nxt
-        raise PlanError(f"routing loop from {src.name} to {dst.name}")
+        sws = self.switches_on(src, dst)
+        return ([self.node_link(src).name]
+                + [self.link(x, y).name for x, y in zip(sws, sws[1:], strict=False)]
+                + [self.node_link(dst).name])
 
     # --- what Slurm and the tools read --------------------------------------------------
     def topology_conf_text(self) -> str:
