@@ -308,7 +308,7 @@ def _look(table, level, params, topology, final, before, expect, budget, looks):
     slow uplink explains are left out of the nodes' evidence (topology.py)."""
     if topology is not None:
         reports, lines, explained = attribute(table, topology, level.center, level.cut)
-        if lines:
+        if lines or explained.any():  # a suspect link, or links slower by their LinkSpeed
             rest = without(table, explained)
             lv = estimate_level(rest, params, expect, budget=budget, looks=looks)
             return rest, lv, weigh(rest, lv, params, final=final, before=before), reports, lines

@@ -220,8 +220,12 @@ def uplinks(table: RunTable, topo: Topology, center: float | None, cut: float,
         x[ok] = np.log(table.value[ok] / center)
     cok, iok = ok[cr], ok[ir]
     crossing = np.bincount(cs[cok], minlength=n)
-    # a link with a lower LinkSpeed is held against its share of the level
-    xs = x[cr] - np.log(share[cs]) if n else x[cr]
+    # a run is held against the lowest LinkSpeed share on its route (a link slower by its
+    # LinkSpeed slows every run across it, on every other link of its route too)
+    run_share = np.ones(len(table))
+    if n:
+        np.minimum.at(run_share, cr, share[cs])
+    xs = x[cr] - np.log(run_share[cr])
     slow = np.bincount(cs[cok & (xs < cut)], minlength=n)
     failed = np.bincount(cs[~ok[cr] & (table.status[cr] != OK)], minlength=n)
     inside = np.bincount(is_[iok], minlength=n)
@@ -356,6 +360,12 @@ def attribute(table: RunTable, topo: Topology, center: float | None, cut: float)
         lines, explained = _name_tree(topo, flagged, masks, len(table))
     else:
         lines, explained = _name_links(table, flagged, masks, ok, center, cut)
+    # runs across a link whose LinkSpeed is below the fabric's highest measure the link (held
+    # against its share above), not their nodes
+    tapered = [k for k, h in enumerate(hops) if h is not None and h.speed
+               and _shares(hops)[k] < 1]
+    if tapered:
+        explained = explained | np.isin(np.arange(len(table)), cr[np.isin(cs, tapered)])
     return reports, lines, explained
 
 
@@ -417,6 +427,9 @@ def _name_links(table, flagged, masks, ok, center, cut):
             names = " or ".join([r.name, *(o.name for o in twins)])
             r.label = (f"{r.kind} {names} (cannot tell which)" if len(kinds) == 1
                        else " or ".join([r.label, *(o.label for o in twins)]))
+            wheres = list(dict.fromkeys(x for o in (r, *twins) for x in o.inside_of.split(
+                " and ") if x))
+            r.inside_of = " and ".join(wheres)
         lines.append(r.line())
         explained |= mine
     return lines, explained
