@@ -140,3 +140,18 @@ def test_20000_nodes_in_linear_memory():
     assert peak < 256 * 2**20, f"{peak / 2**20:.0f} MiB"  # measured: ~13 MiB
     assert time.monotonic() - t0 < 60
     assert all(len(line) < 2000 for line in res.lines)  # lists are cut, not 20,000 names
+
+
+def test_a_stray_failure_beside_a_slow_link():
+    """A run that failed for another reason beside a slow link's (seen in the bench: 7 runs
+    across the link, 1 stray): every element in all failures is also in passing cases; the
+    link, in no passing case, is named, with the failure it does not explain."""
+    dmodk = GUIDE.configured(routing="dmodk")
+    cases = cases_over(dmodk, "s0<->s5")
+    stray = next(c for c in cases if c.name == "run tux1->tux6")
+    stray.failed, stray.failing_links = True, list(stray.links)
+    res = attribute(cases, dmodk)
+    assert res.lines[0] == ("suspect: uplink s0<->s5: in 24 of 25 failed cases and in no "
+                            "passing one")
+    assert res.lines[2] == "  not explained: run tux1->tux6"
+    assert res.lines[3].startswith("  shared by all, but in passing cases: switch s0")

@@ -278,6 +278,18 @@ def _rank(el: Element):
     return (len(el.passed), _KIND_ORDER[el.kind], el.name)
 
 
+def _clean_instead(elements: list[Element], shared: list[Element], n_f: int):
+    """When every element all failures share is also in passing cases (a weak suspect), the
+    element in no passing case that is in all failures but a stray one or two (at most 1 in
+    10, and at least 2 failures), if there is one: a slow link whose runs all failed, beside a
+    run that failed for another reason."""
+    if not shared or not shared[0].passed or n_f < 3:
+        return None
+    need = max(2, n_f - max(1, n_f // 10))
+    cands = [e for e in elements if not e.passed and len(e.failed) >= need]
+    return min(cands, key=lambda e: (-len(e.failed), *_rank(e))) if cands else None
+
+
 def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     failed = [c for c in cases if c.failed]
     n_f, n_p = len(failed), len(cases) - len(failed)
@@ -286,6 +298,15 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     elements = _merge_twins(_elements(cases, topo))
     blind = [c.name for c in failed if not (c.nodes or c.links)]
     shared = sorted((e for e in elements if len(e.failed) == n_f), key=_rank)
+    clean = _clean_instead(elements, shared, n_f)
+    if clean is not None:  # a weak shared suspect, a clean one that explains nearly all
+        left = sorted({c.name for c in failed} - set(clean.failed))
+        lines = [f"suspect: {clean.label}: in {len(clean.failed)} of {n_f} failed cases and "
+                 "in no passing one", "  " + clean.evidence(n_f, n_p),
+                 f"  not explained: {_listed(left)}",
+                 "  shared by all, but in passing cases: "
+                 + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN])]
+        return Attribution(1, lines, [clean], n_f, n_p)
     if shared:
         best = [e for e in shared if _rank(e)[:2] == _rank(shared[0])[:2]]
         weak = " (also in passing cases: a weak suspect)" if best[0].passed else ""
