@@ -168,6 +168,26 @@ def _route_incidence(table: RunTable, topo: Topology):
              for h, regs in zip(hops, regions, strict=True)])
 
 
+def _reverse_crossing(table: RunTable, topo: Topology, named: set[tuple[str, str]]):
+    """Per run: whether its reverse route (dst to src) crosses one of the `named` hops."""
+    out = np.zeros(len(table), dtype=bool)
+    if not named:
+        return out
+    where = topo.switch_of()
+    idx = topo.index()
+    m = topo.residues()
+    cache: dict[tuple, bool] = {}
+    for j, (a, b) in enumerate(zip(table.src.tolist(), table.dst.tolist(), strict=True)):
+        na, nb = table.nodes[a], table.nodes[b]
+        if na not in where or nb not in where or where[na] == where[nb]:
+            continue
+        key = (where[nb], where[na], idx[na] % m)
+        if key not in cache:
+            cache[key] = any((h.kind, h.name) in named for h in topo.route(nb, na))
+        out[j] = cache[key]
+    return out
+
+
 def _regions(topo: Topology, hop: Hop) -> list[set[str]]:
     """The leaves whose inside runs show the nodes at a hop's ends healthy."""
     if hop.kind in ("uplink", "uplinks"):
@@ -360,6 +380,10 @@ def attribute(table: RunTable, topo: Topology, center: float | None, cut: float)
         lines, explained = _name_tree(topo, flagged, masks, len(table))
     else:
         lines, explained = _name_links(table, flagged, masks, ok, center, cut)
+        # a run's acknowledgements come back by the reverse route, which differs here: those
+        # that queue behind a slow link's traffic slow their run too (seen on the vcluster)
+        explained |= _reverse_crossing(table, topo, {(r.kind, r.name) for r in flagged
+                                                     if r.suspect})
     # runs across a link whose LinkSpeed is below the fabric's highest measure the link (held
     # against its share above), not their nodes
     tapered = [k for k, h in enumerate(hops) if h is not None and h.speed
