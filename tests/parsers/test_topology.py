@@ -125,6 +125,23 @@ def test_dragonfly_as_slurm_and_as_our_file_say_it():
         "node[01-02]", "node[01-04]", "node[01-08]")
 
 
+def test_slurm_says_dragonfly_beside_a_topology_conf(tmp_path):
+    """topology.conf lives beside slurm.conf: TopologyParam=dragonfly there makes it one."""
+    from fabrictest.topology_source import TopologyError, read_topology
+
+    conf = tmp_path / "topology.conf"
+    conf.write_text((DATA / "scontrol-show-topology-vcluster-dragonfly-2x2.txt").read_text())
+    assert read_topology(str(conf)).shape == "tree"
+    (tmp_path / "slurm.conf").write_text("TopologyPlugin=topology/tree
+"
+                                         "TopologyParam=RouteTree,dragonfly
+")
+    assert read_topology(str(conf)).shape == "dragonfly"
+    assert read_topology(str(conf), routing="dmodk").routing == "dmodk"
+    with pytest.raises(TopologyError, match="--routing ecmp: one of dmodk"):
+        read_topology(str(conf), routing="ecmp")
+
+
 def test_block_topology_is_read_as_groups():
     conf = read("topology-conf-man-block.txt")
     assert conf.shape == "blocks" and conf.block_sizes == [30, 120]

@@ -165,9 +165,9 @@ class Topology:
         return self._cache[key]
 
     def group_of(self, leaf: str) -> str:
-        """A leaf's group: its parent in a dragonfly, the switch just below the top in a tree,
-        itself for a block, a leaf directly under the top, or a fat tree's leaf under spines
-        that are tops (a pod otherwise: its parents' first parent... as a tree)."""
+        """A leaf's group: a dragonfly's leaf's parent; a tree's switch just below the top; a
+        fat tree's pod (the aggregation switches its leaves share, named `a1+a2`); itself for
+        a block, for a leaf directly under the top and for a leaf under spines that are tops."""
         sw = self.switches[leaf]
         if self.shape == "blocks":
             return leaf

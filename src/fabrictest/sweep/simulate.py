@@ -65,7 +65,7 @@ class SimulatedRunner(Runner):
     def add_slow_uplinks(self, topology, factors: Mapping[str, float]) -> None:
         """Runs crossing each switch's uplink (to its parent), or each link or bundle named
         as the sweep names it (`s0<->s4`), at most at its factor."""
-        from .topology import crossing
+        from .link_runs import crossing
 
         for name, f in factors.items():
             self.uplinks.append((crossing(topology, self.nodes, name), float(f)))
