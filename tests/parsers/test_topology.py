@@ -132,10 +132,8 @@ def test_slurm_says_dragonfly_beside_a_topology_conf(tmp_path):
     conf = tmp_path / "topology.conf"
     conf.write_text((DATA / "scontrol-show-topology-vcluster-dragonfly-2x2.txt").read_text())
     assert read_topology(str(conf)).shape == "tree"
-    (tmp_path / "slurm.conf").write_text("TopologyPlugin=topology/tree
-"
-                                         "TopologyParam=RouteTree,dragonfly
-")
+    (tmp_path / "slurm.conf").write_text("TopologyPlugin=topology/tree\n"
+                                         "TopologyParam=RouteTree,dragonfly\n")
     assert read_topology(str(conf)).shape == "dragonfly"
     assert read_topology(str(conf), routing="dmodk").routing == "dmodk"
     with pytest.raises(TopologyError, match="--routing ecmp: one of dmodk"):
