@@ -307,6 +307,12 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
                  "  shared by all, but in passing cases: "
                  + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN])]
         return Attribution(1, lines, [clean], n_f, n_p)
+    if shared and shared[0].passed and n_f == 1:  # one failure, all it touched passed too
+        lines = [f"one failed case ({failed[0].name}), and every node, switch and link it "
+                 f"involves passed in other cases: nothing to name from one failure"]
+        lines.append("  in passing cases too: " + "; ".join(
+            f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN]))
+        return Attribution(1, lines, [], n_f, n_p)
     if shared:
         best = [e for e in shared if _rank(e)[:2] == _rank(shared[0])[:2]]
         weak = " (also in passing cases: a weak suspect)" if best[0].passed else ""
