@@ -122,6 +122,7 @@ def test_a_hostlist_string_node_list_is_read():
     assert cases_from_testcases([tc])[0].nodes == ["node01", "node02", "node03"]
 
 
+@pytest.mark.slow  # about 10 s (tracemalloc follows every allocation; 2 s without it)
 def test_20000_nodes_in_linear_memory():
     """Before: every node pair (10,000 nodes took 3.6 GB, 20,000 a MemoryError)."""
     n = 20_000
