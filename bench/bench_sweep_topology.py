@@ -36,7 +36,7 @@ def topology(n: int, per_leaf: int, leaves_per_group: int):
              f"parent=g{k // leaves_per_group}" for k in range(leaves)]
     groups = (leaves + leaves_per_group - 1) // leaves_per_group
     lines += [f"g{g}: parent=global" for g in range(groups)]
-    return nodes, parse_topology_file("\n".join(lines)), groups
+    return nodes, parse_topology_file("\n".join(lines) + "\n"), groups
 
 
 def main() -> int:

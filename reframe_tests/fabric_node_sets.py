@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fabrictest.parsers import ParseError
+from fabrictest.parsers.hostlists import expand
 from fabrictest.parsers.node_sets import (
     NodeSets,
     compress_hostlist,
@@ -20,7 +21,6 @@ from fabrictest.parsers.node_sets import (
     parse_any_topology,
     sizes,
 )
-from fabrictest.parsers.sinfo import expand_hostlist
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _CACHE: dict[str, NodeSets] = {}
@@ -63,4 +63,4 @@ def node_set_sizes(part) -> dict[str, int]:
 
 def first_nodes(hostlist: str, count: int) -> str:
     """The first ``count`` nodes of a Slurm hostlist, as a hostlist."""
-    return compress_hostlist(expand_hostlist(hostlist)[:count])
+    return compress_hostlist(expand(hostlist, "node set")[:count])

@@ -71,7 +71,7 @@ def leftovers(state: Path) -> list[str]:
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
                            timeout=30).stdout
     out += [f"netns {ln.split()[0]}" for ln in netns.splitlines()
-            if ln.startswith(("vc-node", CTL_NETNS))]
+            if ln.startswith(("vc-node", "vc-sw-", CTL_NETNS))]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True,
                            timeout=30).stdout
     out += [f"link {m}" for m in re.findall(r"^\d+: (vc[^:@]+)", links, re.M)]

@@ -6,6 +6,7 @@ import pytest
 from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
+from fabrictest.parsers.hostlists import expand as expand_hostlist
 from fabrictest.parsers.ibv_devinfo import (
     infer_mofed_gid_kinds,
     normalise_phys_state,
@@ -14,7 +15,7 @@ from fabrictest.parsers.ibv_devinfo import (
 )
 from fabrictest.parsers.ping import parse_ping
 from fabrictest.parsers.rdma_link import parse_rdma_link
-from fabrictest.parsers.sinfo import expand_hostlist, parse_sinfo
+from fabrictest.parsers.sinfo import parse_sinfo
 from fabrictest.parsers.sysfs import roce_active_mtu
 from fabrictest.sysinfo import list_ports, read_hcas_from_sysfs, read_port_from_sysfs
 

@@ -23,7 +23,7 @@ def cluster(n: int, switches: int):
     per = n // switches
     text = "\n".join(f"sw{k + 1}: {','.join(nodes[k * per:(k + 1) * per])} parent=top"
                      for k in range(switches))
-    return nodes, parse_topology_file(text)
+    return nodes, parse_topology_file(text + "\n")
 
 
 @pytest.mark.parametrize("n, switches, factor, name", [
@@ -110,7 +110,8 @@ def test_a_slow_group_uplink_is_named_not_the_switches_below_it():
     nodes = [f"nid{i:03d}" for i in range(256)]
     leaves = [f"sw{k + 1}: nid[{16 * k:03d}-{16 * k + 15:03d}] parent=g{k // 4}"
               for k in range(16)]
-    topo = parse_topology_file("\n".join(leaves + [f"g{g}: parent=global" for g in range(4)]))
+    topo = parse_topology_file("\n".join(leaves + [f"g{g}: parent=global" for g in range(4)])
+                               + "\n")
     for seed in range(5):
         sim = SimulatedRunner(nodes, sigma=0.05, seed=seed, topology=topo,
                               slow_uplinks={"g2": 0.5})

@@ -12,6 +12,8 @@ This module is data: it reads what ``vcluster up`` wrote in the cluster's state 
 * whether accounting is on (``vcluster up --accounting``): then the scheduler is ReFrame's
   ``slurm`` (it needs ``sacct``), otherwise ``squeue`` (no slurmdbd needed).
   The partition's name is ``nodes`` either way, so references do not depend on it;
+* with a routed fabric (``--fat-tree``, ``--dragonfly``), its ``topology.conf`` as
+  ``extras.topology``: OsuMbwMrTest's switch/group/global node sets and bisection's halves;
 * the cluster's ``slurm.conf``: the system's ``env_vars`` give ReFrame's own ``sbatch``/
   ``squeue`` calls ``SLURM_CONF`` once the file exists (ReFrame sets them only when
   ``--system vcluster`` is chosen), the partition's give it to the jobs.
@@ -107,6 +109,10 @@ system = {
                 # IMB: the job environment (JOB_ENV) already keeps Open MPI on TCP over the
                 # bridge; 'tcp' is the only transport (no 'rdma': that ImbTest case is not listed)
                 "transports": {"tcp": {}},
+                # a routed fabric (vcluster up --fat-tree/--dragonfly): the edge/local/global
+                # node sets and bisection's halves from the cluster's own Slurm topology
+                **({"topology": str(PLAN.topology_conf)}
+                   if PLAN.fabric and PLAN.topology_conf.is_file() else {}),
             },
         }
     ],

@@ -16,7 +16,9 @@ module             function                                  tool
 ``ibv_devinfo``    ``parse_ibv_devinfo``                     ``ibv_devinfo [-v]``
 ``rdma_link``      ``parse_rdma_link``                       ``rdma link [show]`` (+ ``-j``)
 ``sinfo``          ``parse_sinfo``                           ``sinfo``, ``sinfo -Nel``
-``topology``       ``parse_scontrol_topology`` and others    ``scontrol show topology``, xnames
+``hostlists``      ``expand`` / ``compress``                 every Slurm hostlist (python-hostlist)
+``topology``       ``parse_scontrol_topology`` and others    ``scontrol show topology``, topology.conf
+                                                             (tree, block), our own file, xnames
 ``node_sets``      ``derive_node_sets`` / ``merge``          a topology's edge/local/global sets
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``

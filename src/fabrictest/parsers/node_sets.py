@@ -6,10 +6,12 @@ its first half of the nodes against its second half across the top of the tree. 
 `Topology` (topology.py) this module derives those lists, so a system with a topology needs no
 hand-written node sets:
 
-* ``switch`` (edge): the nodes of the first leaf switch (an even number of them: pairs);
-* ``group`` (local): the nodes of the first group, a group being the switch just below the top
-  of the tree (a dragonfly group, a fat tree's pod); a leaf directly under the top is its own
-  group (an even number of nodes, as for a switch);
+* ``switch`` (edge): the nodes of the first leaf switch (an even number of them: pairs); none
+  for Slurm's topology/block, which names blocks, not switches;
+* ``group`` (local): the nodes of the first group: a dragonfly's group, the switch just below
+  the top of a tree, a fat tree's pod (leaves under the same aggregation switches), a block of
+  topology/block; a leaf directly under the top (a two-level fat tree's leaf under its spines)
+  is its own group (an even number of nodes, as for a switch);
 * ``global`` (global): the first two groups, as many nodes from each (the smaller group's size);
 * ``bisection``: as many nodes from each side of the top of the tree (its groups split in two
   halves, in order), so that rank blocks placed in node-name order (Slurm's order) pair the
@@ -23,55 +25,23 @@ every scope a partition writes by hand.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .errors import ParseError
-from .sinfo import expand_hostlist
-from .topology import Topology, parse_scontrol_topology, parse_topology_file
+from .hostlists import compress, expand
+from .topology import Topology, natural, parse_any_topology
 
 #: the Slingshot acceptance notes' name for each scope
 LABELS = {"switch": "edge", "group": "local", "global": "global", "bisection": "global"}
 SCOPES = tuple(LABELS)
 
-_NUM = re.compile(r"^(?P<prefix>.*?)(?P<num>\d+)$")
 
-
-def _natural(name: str):
-    m = _NUM.match(name)
-    return (m.group("prefix"), int(m.group("num")), name) if m else (name, -1, name)
+_natural = natural
 
 
 def compress_hostlist(nodes: list[str]) -> str:
-    """Slurm's hostlist form (`nid[001-032,063-094]`) of ``nodes``, in natural order; names
-    whose numbers differ in width, or without a number, are listed as they are."""
-    runs: dict[tuple[str, int], list[int]] = {}
-    plain: list[str] = []
-    for n in sorted(set(nodes), key=_natural):
-        m = _NUM.match(n)
-        if m:
-            runs.setdefault((m.group("prefix"), len(m.group("num"))), []).append(
-                int(m.group("num")))
-        else:
-            plain.append(n)
-    parts = []
-    for (prefix, width), nums in runs.items():
-        ranges, start = [], nums[0]
-        for prev, cur in zip(nums, nums[1:] + [None], strict=True):
-            if cur is None or cur != prev + 1:
-                ranges.append(f"{start:0{width}d}" if start == prev
-                              else f"{start:0{width}d}-{prev:0{width}d}")
-                start = cur
-        parts.append(f"{prefix}{ranges[0]}" if len(nums) == 1 else f"{prefix}[{','.join(ranges)}]")
-    return ",".join(parts + plain)
-
-
-def parse_any_topology(text: str) -> Topology:
-    """`scontrol show topology` / `topology.conf` lines (they say `SwitchName=`), else our own
-    `SWITCH: NODES parent=SWITCH` file."""
-    if "SwitchName=" in text:
-        return parse_scontrol_topology(text)
-    return parse_topology_file(text)
+    """Slurm's hostlist form (`nid[001-032,063-094]`) of ``nodes`` (python-hostlist)."""
+    return compress(nodes)
 
 
 @dataclass
@@ -83,24 +53,31 @@ class NodeSets:
         return compress_hostlist(self.sets[scope])
 
 
-def _below(topo: Topology, switch: str) -> list[str]:
-    """Every node under ``switch``, in name order."""
-    out, todo = [], [switch]
-    while todo:
-        s = topo.switches[todo.pop()]
-        out += s.nodes
-        todo += s.children
-    return sorted(out, key=_natural)
-
-
 def _groups(topo: Topology) -> list[tuple[str, list[str]]]:
-    """(group switch, its nodes) in the order of their first node, leaving out empty ones."""
-    groups: dict[str, None] = {}
+    """(group, its nodes) in the order of their first node, leaving out empty ones: a
+    dragonfly's groups, a tree's switches just below the top, a fat tree's pods (a leaf under
+    spines that are tops is its own group), topology/block's blocks."""
+    groups: dict[str, list[str]] = {}
     for leaf in topo.leaves():
-        path = topo.path(leaf)
-        groups[path[-2] if len(path) >= 2 else path[-1]] = None
-    out = [(g, _below(topo, g)) for g in groups]
-    return sorted([g for g in out if g[1]], key=lambda g: _natural(g[1][0]))
+        groups.setdefault(topo.group_of(leaf), []).extend(topo.switches[leaf].nodes)
+    out = [(g, sorted(ns, key=_natural)) for g, ns in groups.items() if ns]
+    return sorted(out, key=lambda g: _natural(g[1][0]))
+
+
+def _roots(topo: Topology, leaf: str) -> frozenset[str]:
+    return frozenset(s for s in topo.ancestors(leaf) if not topo.switches[s].parents)
+
+
+def _joined(topo: Topology, groups: list[tuple[str, list[str]]]):
+    """The groups under the first group's top switch (Slurm runs no job across switches
+    without a common parent: those are other fabrics). Blocks all count as joined."""
+    if topo.shape == "blocks" or not groups:
+        return groups
+    where = topo.switch_of()
+    tops = [_roots(topo, where[ns[0]]) for _g, ns in groups]
+    first = next((i for i, t in enumerate(tops) if any(t & u for j, u in enumerate(tops)
+                                                       if j != i)), 0)
+    return [g for g, t in zip(groups, tops, strict=True) if t & tops[first]]
 
 
 def derive_node_sets(topo: Topology) -> NodeSets:
@@ -110,7 +87,9 @@ def derive_node_sets(topo: Topology) -> NodeSets:
                     key=lambda x: _natural(x[1][0]))
     # pairs of nodes: an odd switch or group gives all its nodes but its last
     switch = next((nodes for _s, nodes in leaves if len(nodes) >= 2), None)
-    if switch is None:
+    if topo.shape == "blocks":
+        out.missing["switch"] = "topology/block names blocks of nodes, not switches"
+    elif switch is None:
         out.missing["switch"] = "no switch has 2 nodes"
     else:
         out.sets["switch"] = switch[: len(switch) - len(switch) % 2]
@@ -120,11 +99,15 @@ def derive_node_sets(topo: Topology) -> NodeSets:
         out.missing["group"] = "no group has 2 nodes"
     else:
         out.sets["group"] = group[: len(group) - len(group) % 2]
-    if len(groups) < 2:
-        why = f"one group ({groups[0][0]})" if groups else "no group"
+    joined = _joined(topo, groups)
+    if len(joined) < 2:
+        why = (f"{len(groups)} groups under no common top switch" if len(groups) > 1 else
+               f"one group ({groups[0][0]})" if groups else "no group")
+        groups = joined
         out.missing["global"] = f"{why}: nothing spans two groups"
         out.missing["bisection"] = f"{why}: nothing crosses the top of the tree"
         return out
+    groups = joined
     (_a, first), (_b, second) = groups[0], groups[1]
     m = min(len(first), len(second))
     out.sets["global"] = sorted(first[:m] + second[:m], key=_natural)
@@ -153,7 +136,7 @@ def sizes(hand_written: dict[str, int], derived: NodeSets,
     """scope -> nodes: every hand-written size, else the nodes of the hand-written set (so the
     node count and the node list agree), else the derived set's."""
     out = {scope: len(nodes) for scope, nodes in derived.sets.items()}
-    out.update({scope: len(expand_hostlist(text))
+    out.update({scope: len(expand(text, f"node set {scope}"))
                 for scope, text in (hand_written_sets or {}).items()})
     out.update(hand_written)
     return out

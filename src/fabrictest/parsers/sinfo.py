@@ -1,15 +1,16 @@
 """Slurm ``sinfo`` output: the default format, ``-N``/``-Nel`` (node-oriented, long), and
 headerless two-column ``sinfo -N -h -o '%N %T'``. Host lists such as
-``compute[000000,000003]`` or ``nid[001-004,007]`` are expanded (zero padding kept).
+``compute[000000,000003]`` or ``nid[001-004,007]`` are expanded (zero padding kept) by
+:mod:`.hostlists`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ._util import require_text
 from .errors import ParseError
+from .hostlists import expand
 
 
 @dataclass(frozen=True)
@@ -70,46 +71,12 @@ class SinfoResult:
         return [n for n, s in self.states().items() if s.rstrip("*~#!%$@^-+").lower() in wanted]
 
 
-def _split_top(text: str) -> list[str]:
-    """Split a host list on commas outside brackets."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur:
-        parts.append(cur)
-    return parts
-
-
-def expand_hostlist(hostlist: str) -> list[str]:
-    """``a[01-03,07]b`` -> ``a01b a02b a03b a07b``; several bracket groups multiply out."""
-    out: list[str] = []
-    for part in _split_top(hostlist.strip()):
-        m = re.search(r"\[([^\]]*)\]", part)
-        if m is None:
-            out.append(part)
-            continue
-        prefix, suffix = part[: m.start()], part[m.end() :]
-        for item in m.group(1).split(","):
-            if "-" in item:
-                lo, hi = item.split("-", 1)
-                width = len(lo)
-                for n in range(int(lo), int(hi) + 1):
-                    out.extend(expand_hostlist(f"{prefix}{n:0{width}d}{suffix}"))
-            else:
-                out.extend(expand_hostlist(f"{prefix}{item}{suffix}"))
-    return out
-
-
 def parse_sinfo(text: str) -> SinfoResult:
     text = require_text(text, "sinfo")
+    if not text.endswith("\n"):  # sinfo ends every line: the last one was cut while printed
+        last = text.rsplit("\n", 1)[-1]
+        raise ParseError(f"sinfo: output ends mid-line ({last[:60]!r} has no newline): cut "
+                         "short?")
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     timestamp = None
     header_i = None
@@ -129,7 +96,7 @@ def parse_sinfo(text: str) -> SinfoResult:
             tok = line.split()
             if len(tok) != 2:
                 raise ParseError(f"not sinfo output: no header and not 'NODE STATE': {line!r}")
-            rows.append(SinfoRow(tok[0], expand_hostlist(tok[0]), None, tok[1]))
+            rows.append(SinfoRow(tok[0], expand(tok[0], "sinfo node list"), None, tok[1]))
         return SinfoResult("plain", rows)
     if header_i > 0:
         timestamp = lines[header_i - 1].strip()
@@ -149,7 +116,7 @@ def parse_sinfo(text: str) -> SinfoResult:
         rows.append(
             SinfoRow(
                 nodelist=nodelist,
-                nodes=expand_hostlist(nodelist) if nodelist else [],
+                nodes=expand(nodelist, "sinfo node list") if nodelist else [],
                 partition=part.rstrip("*") if part else None,
                 state=values.get("STATE"),
                 default_partition=bool(part and part.endswith("*")),

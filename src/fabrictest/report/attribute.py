@@ -4,12 +4,19 @@ A failed pair test says "node03 or node01", a failed bisection names no node; to
 often do. Each test case implicates the nodes its job ran on (ReFrame's ``job_nodelist``) or,
 where its figures name links (txrx's ``stream_<tx>_to_<rx>_gbps``) and some of those failed,
 the ends of the failing links only. With a topology, a case also implicates the leaf switch of
-each of its nodes and every uplink (switch to parent) a run between them crosses. Each element
-is counted over the failed and the passing cases; the suspect is the element every failure
-shares and the fewest passing cases involve (a node before an uplink before a switch when
-they tie: the narrowest explanation). When no element is in every failure, the smallest set
-that covers them is named (greedy, elements in no passing case), and when no such element is
-in two failures, they share nothing.
+each of its nodes (a dragonfly's group too) and every link a run between them crosses
+(parsers/topology_model.py: a tree's uplinks, a fat tree's leaf-spine links, or the bundle of a
+leaf's uplinks when the routing is not known, a dragonfly's local and global links or a group
+pair's global links, the links between two blocks). Each element is counted over the failed
+and the passing cases; the suspect is the element every failure shares and the fewest passing
+cases involve (a node before a link before a bundle before a switch when they tie: the
+narrowest explanation). When no element is in every failure, the smallest set that covers them
+is named (greedy, elements in no passing case), and when no such element is in two failures,
+they share nothing.
+
+Memory is linear in nodes x cases: a case of many nodes without per-link figures implicates
+the links some pair of its nodes crosses, found per leaf and destination class, never per
+node pair (20,000 nodes in well under 1 GiB).
 
 Pure: takes test-case dicts (a run report's ``testcases``) or figures, returns lines.
 """
@@ -19,13 +26,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import combinations
 
-from ..parsers.topology import Topology
+from ..parsers.errors import ParseError
+from ..parsers.hostlists import expand
+from ..parsers.topology import Hop, Topology
 
 _LINK = re.compile(r"^stream_(\w+?)_to_(\w+)_gbps$")
 _RANK_SUFFIX = re.compile(r"_[tr]x\d+$")  # txrx adds _tx<t> where ranks share a host
-_KIND_ORDER = {"node": 0, "uplink": 1, "switch": 2}
+_KIND_ORDER = {"node": 0, "uplink": 1, "local": 1, "global": 1, "uplinks": 2, "globals": 2,
+               "blocks": 2, "switch": 3, "block": 3, "group": 4}
+_LINKS = ("uplink", "local", "global")
+SHOWN = 12  # names listed per case in "the failures share nothing"
 
 
 @dataclass
@@ -42,18 +53,23 @@ class Case:
 
 @dataclass
 class Element:
-    kind: str  # node | switch | uplink
+    kind: str  # node | switch | block | group | a Hop's kind (uplink, local, global, bundles)
     name: str
     failed: list[str]  # names of the failed cases involving it
     passed: list[str]
+    text: str = ""  # how a bundle is said ("the uplinks of leaf s0 (4 links; ...)")
 
     @property
     def label(self) -> str:
+        if self.text:
+            return self.text
+        if self.kind in ("local", "global"):
+            return f"{self.kind} link {self.name}"
         return self.name if self.kind == "node" else f"{self.kind} {self.name}"
 
     def evidence(self, n_failed: int, n_passed: int) -> str:
         return (f"{self.label}: in {len(self.failed)} of {n_failed} failed cases "
-                f"({', '.join(self.failed)}), in {len(self.passed)} of {n_passed} passing")
+                f"({_listed(self.failed)}), in {len(self.passed)} of {n_passed} passing")
 
 
 @dataclass
@@ -80,28 +96,59 @@ def link_of(pvar: str) -> tuple[str, str] | None:
     return _RANK_SUFFIX.sub("", m.group(1)), _RANK_SUFFIX.sub("", m.group(2))
 
 
+class CaseError(ValueError):
+    """A test case of the wrong shape (one line)."""
+
+
 def case_name(tc: dict) -> str:
     name = tc.get("display_name") or tc.get("name") or "?"
     where = ":".join(x for x in (tc.get("system"), tc.get("partition")) if x)
     return f"{name} on {where}" if where else name
 
 
+def _check_case(i: int, tc) -> None:
+    """A run report's test case as ReFrame writes it, or CaseError naming what is not."""
+    if not isinstance(tc, dict):
+        raise CaseError(f"test case {i} is a {type(tc).__name__}, not a mapping")
+    for key in ("name", "display_name", "system", "partition", "environ", "result"):
+        if tc.get(key) is not None and not isinstance(tc[key], str):
+            raise CaseError(f"test case {i}: {key} is a {type(tc[key]).__name__}, not a string")
+    nodes = tc.get("job_nodelist") or tc.get("nodelist")
+    if nodes is not None and not isinstance(nodes, (list, str)):
+        raise CaseError(f"test case {i}: its node list is a {type(nodes).__name__}, not a list")
+    if isinstance(nodes, list) and not all(isinstance(n, str) for n in nodes):
+        raise CaseError(f"test case {i}: its node list holds a name that is not a string")
+    if tc.get("perfvalues") is not None and not isinstance(tc["perfvalues"], dict):
+        raise CaseError(f"test case {i}: perfvalues is a {type(tc['perfvalues']).__name__}, "
+                        "not a mapping")
+
+
+def _nodes_of(i: int, tc: dict) -> list[str]:
+    nodes = tc.get("job_nodelist") or tc.get("nodelist") or []
+    if isinstance(nodes, str):  # a Slurm hostlist
+        try:
+            return expand(nodes, f"test case {i}: node list")
+        except ParseError as err:
+            raise CaseError(str(err)) from None
+    return list(nodes)
+
+
 def cases_from_testcases(testcases: Iterable[dict]) -> list[Case]:
     """Cases of a run report's test cases: the last run of each (retries), pass or fail only
-    (a skipped or aborted case ran nothing to implicate)."""
-    last: dict[tuple, dict] = {}
-    for tc in testcases:
-        if isinstance(tc, dict):
-            last[(tc.get("name"), tc.get("display_name"), tc.get("system"), tc.get("partition"),
-                  tc.get("environ"))] = tc
+    (a skipped or aborted case ran nothing to implicate); CaseError for a test case of the
+    wrong shape (never silently left out)."""
+    last: dict[tuple, tuple[int, dict]] = {}
+    for i, tc in enumerate(testcases):
+        _check_case(i, tc)
+        last[(tc.get("name"), tc.get("display_name"), tc.get("system"), tc.get("partition"),
+              tc.get("environ"))] = (i, tc)
     out = []
-    for tc in last.values():
+    for i, tc in last.values():
         result = tc.get("result")
         if result not in ("pass", "fail"):
             continue
-        case = Case(case_name(tc), result == "fail",
-                    nodes=[str(n) for n in tc.get("job_nodelist") or tc.get("nodelist") or []])
-        perfvalues = tc.get("perfvalues") if isinstance(tc.get("perfvalues"), dict) else {}
+        case = Case(case_name(tc), result == "fail", nodes=_nodes_of(i, tc))
+        perfvalues = tc.get("perfvalues") or {}
         for key, pv in perfvalues.items():
             link = link_of(str(key).split(":")[-1])
             if link is None:
@@ -110,6 +157,34 @@ def cases_from_testcases(testcases: Iterable[dict]) -> list[Case]:
             if isinstance(pv, list) and len(pv) > 5 and pv[5] == "fail":
                 case.failing_links.append(link)
         out.append(case)
+    return out
+
+
+def cases_from_sweep(data) -> list[Case]:
+    """Cases of a `fabric-sweep --json` file: each measured run (a sends to b) is a case of
+    its one link, failed when it gave no figure or a figure below the sweep's own cut (the
+    level it names nodes against); CaseError for a file of another shape."""
+    if not isinstance(data, dict) or data.get("kind") != "fabrictest-sweep":
+        raise CaseError("not a fabric-sweep JSON file (no \"kind\": \"fabrictest-sweep\")")
+    level = data.get("level")
+    runs = data.get("pairs")
+    if not isinstance(level, dict) or not isinstance(runs, list):
+        raise CaseError("a fabric-sweep file without its level or its runs")
+    cut = level.get("cut_limit")
+    if not isinstance(cut, (int, float)) or isinstance(cut, bool) or not cut > 0:
+        raise CaseError(f"the sweep's cut ({cut!r}) is not a positive figure")
+    out = []
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or not all(isinstance(run.get(k), str)
+                                                for k in ("src", "dst", "status")):
+            raise CaseError(f"run {i} is not a mapping of src, dst and status")
+        value = run.get("value")
+        good = (run["status"] == "ok" and isinstance(value, (int, float))
+                and not isinstance(value, bool) and value >= cut)
+        link = (run["src"], run["dst"])
+        out.append(Case(f"run {run['src']}->{run['dst']} (round {run.get('round', '?')})",
+                        not good, nodes=list(link), links=[link],
+                        failing_links=[] if good else [link]))
     return out
 
 
@@ -136,48 +211,56 @@ def cases_from_records(records) -> list[Case]:
     return out
 
 
-def _uplink_name(child: str, parent: str) -> str:
-    return f"{child}<->{parent}"
+def _hops(case: Case, topo: Topology, nodes: list[str]) -> set[Hop]:
+    """The links the case's runs cross: those of its (failing) links when its figures name
+    them, else those some pair of its nodes crosses (linear in its nodes)."""
+    where = topo.switch_of()
+    links = case.failing_links if case.failed and case.failing_links else case.links
+    if links:
+        return {h for a, b in links if a in where and b in where for h in topo.route(a, b)}
+    return topo.elements_among(nodes)
 
 
-def implicated(case: Case, topo: Topology | None) -> set[tuple[str, str]]:
-    """(kind, name) of every element the case involves."""
+def implicated(case: Case, topo: Topology | None) -> set[tuple[str, str, str]]:
+    """(kind, name, how it is said) of every element the case involves."""
     if case.failed and case.failing_links:
-        links = case.failing_links
-        nodes = sorted({n for link in links for n in link})
+        nodes = sorted({n for link in case.failing_links for n in link})
     else:
         nodes = sorted(set(case.nodes) | {n for link in case.links for n in link})
-        links = case.links or list(combinations(nodes, 2))
-    out = {("node", n) for n in nodes}
+    out = {("node", n, "") for n in nodes}
     if topo is None:
         return out
     where = topo.switch_of()
-    out |= {("switch", where[n]) for n in nodes if n in where}
-    for a, b in links:
-        if a in where and b in where:
-            out |= {("uplink", _uplink_name(c, p)) for c, p in topo.route(a, b)}
+    leaf_kind = "block" if topo.shape == "blocks" else "switch"
+    leaves = {where[n] for n in nodes if n in where}
+    out |= {(leaf_kind, s, "") for s in leaves}
+    if topo.shape == "dragonfly":
+        out |= {("group", topo.group_of(s), "") for s in leaves}
+    out |= {(h.kind, h.name, "" if h.kind in _LINKS else h.label)
+            for h in _hops(case, topo, nodes)}
     return out
 
 
 def _elements(cases: list[Case], topo: Topology | None) -> list[Element]:
     by: dict[tuple[str, str], Element] = {}
     for case in cases:
-        for kind, name in sorted(implicated(case, topo)):
-            el = by.setdefault((kind, name), Element(kind, name, [], []))
+        for kind, name, text in sorted(implicated(case, topo)):
+            el = by.setdefault((kind, name), Element(kind, name, [], [], text))
             (el.failed if case.failed else el.passed).append(case.name)
     return list(by.values())
 
 
 def _merge_twins(elements: list[Element]) -> list[Element]:
-    """Uplinks crossed by exactly the same cases (the two uplinks between two leaves under one
-    top switch) cannot be told apart: one element naming both."""
+    """Links of one kind crossed by exactly the same cases (the two uplinks between two
+    leaves under one top switch, a leaf-spine link and the spine's link down to the other
+    leaf) cannot be told apart: one element naming both."""
     out: list[Element] = []
     twins: dict[tuple, Element] = {}
     for el in elements:
-        if el.kind != "uplink":
+        if el.kind not in _LINKS:
             out.append(el)
             continue
-        key = (tuple(el.failed), tuple(el.passed))
+        key = (el.kind, tuple(el.failed), tuple(el.passed))
         if key in twins:
             twins[key].name += f" or {el.name}"
         else:
@@ -186,8 +269,25 @@ def _merge_twins(elements: list[Element]) -> list[Element]:
     return out
 
 
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN]) or "?"
+    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
 def _rank(el: Element):
     return (len(el.passed), _KIND_ORDER[el.kind], el.name)
+
+
+def _clean_instead(elements: list[Element], shared: list[Element], n_f: int):
+    """When every element all failures share is also in passing cases (a weak suspect), the
+    element in no passing case that is in the most failures, if that is at least half of them
+    (and 2): a slow link whose runs all failed, beside runs that failed for another reason (on
+    the vcluster: runs whose acknowledgements queue behind the slow link's traffic)."""
+    if not shared or not shared[0].passed or n_f < 3:
+        return None
+    need = max(2, (n_f + 1) // 2)
+    cands = [e for e in elements if not e.passed and len(e.failed) >= need]
+    return min(cands, key=lambda e: (-len(e.failed), *_rank(e))) if cands else None
 
 
 def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
@@ -196,8 +296,23 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     if not failed:
         return Attribution(0, [f"nothing failed ({n_p} passing cases)"], failed=0, passed=n_p)
     elements = _merge_twins(_elements(cases, topo))
-    blind = [c.name for c in failed if not implicated(c, topo)]
+    blind = [c.name for c in failed if not (c.nodes or c.links)]
     shared = sorted((e for e in elements if len(e.failed) == n_f), key=_rank)
+    clean = _clean_instead(elements, shared, n_f)
+    if clean is not None:  # a weak shared suspect, a clean one that explains nearly all
+        left = sorted({c.name for c in failed} - set(clean.failed))
+        lines = [f"suspect: {clean.label}: in {len(clean.failed)} of {n_f} failed cases and "
+                 "in no passing one", "  " + clean.evidence(n_f, n_p),
+                 f"  not explained: {_listed(left)}",
+                 "  shared by all, but in passing cases: "
+                 + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN])]
+        return Attribution(1, lines, [clean], n_f, n_p)
+    if shared and shared[0].passed and n_f == 1:  # one failure, all it touched passed too
+        lines = [f"one failed case ({failed[0].name}), and every node, switch and link it "
+                 f"involves passed in other cases: nothing to name from one failure"]
+        lines.append("  in passing cases too: " + "; ".join(
+            f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN]))
+        return Attribution(1, lines, [], n_f, n_p)
     if shared:
         best = [e for e in shared if _rank(e)[:2] == _rank(shared[0])[:2]]
         weak = " (also in passing cases: a weak suspect)" if best[0].passed else ""
@@ -224,7 +339,7 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     if not cover:
         lines = [f"the failures share nothing: no node, switch or uplink is in two of the "
                  f"{n_f} failed cases and in no passing one"]
-        lines += [f"  {c.name}: {', '.join(sorted(n for _k, n in implicated(c, topo))) or '?'}"
+        lines += [f"  {c.name}: {_listed(sorted(n for _k, n, _t in implicated(c, topo)))}"
                   for c in failed]
     else:
         covered = n_f - len(uncovered) - len(blind)

@@ -2,6 +2,8 @@
 
     fabric-report attribute --report output/reports/run-report-UUID.json [--topology slurm]
     fabric-report attribute --session UUID --topology topology.conf [--json out.json]
+    fabric-report attribute --report FILE --topology slurm --routing dmodk   (a fat tree)
+    fabric-report attribute --sweep sweep.json --topology slurm --routing dmodk
 
 Exits 0 when nothing failed, 1 when some test case failed (the suspect named, or "the
 failures share nothing"), 2 when there is nothing to read or an option makes no sense.
@@ -9,45 +11,77 @@ failures share nothing"), 2 when there is nothing to read or an option makes no 
 
 from __future__ import annotations
 
+import json
 import sys
 
 from ..parsers.topology import Topology
 from ..topology_source import TopologyError, read_topology
-from .attribute import attribute, cases_from_records, cases_from_testcases
+from .attribute import (
+    CaseError,
+    attribute,
+    cases_from_records,
+    cases_from_sweep,
+    cases_from_testcases,
+)
 from .results import ResultsError
 from .sources import check, read, writable_file
 from .sources import write_json as _write_json
 
 
-def load_topology(spec: str) -> Topology:
+def load_topology(spec: str, routing: str | None = None) -> Topology:
     """``--topology``: ResultsError (one line) when it cannot be read."""
     try:
-        return read_topology(spec)
+        return read_topology(spec, routing=routing)
     except TopologyError as err:
         raise ResultsError(str(err)) from None
 
 
+def _sweep_cases(path: str):
+    """(label, cases) of a fabric-sweep JSON file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        why = getattr(err, "strerror", None) or str(err).splitlines()[0]
+        raise ResultsError(f"--sweep {path}: {why}") from None
+    try:
+        return f"sweep {path}", cases_from_sweep(data)
+    except CaseError as err:
+        raise ResultsError(f"--sweep {path}: {err}") from None
+
+
 def cmd_attribute(args) -> int:
-    if len(args.sources) != 1:
-        raise ResultsError("attribute takes one source (--session, --tag, --report or "
-                           f"--perflog), got {len(args.sources)}")
-    src = args.sources[0]
-    check(src)
+    given = len(args.sources) + (1 if args.sweep else 0)
+    if given != 1:
+        raise ResultsError("attribute takes one source (--session, --tag, --report, "
+                           f"--perflog or --sweep), got {given}")
     if args.json:
         writable_file("--json", args.json)
-    topo = load_topology(args.topology) if args.topology else None
-    res = read(src, need_figures=False)  # a failed sanity check has none
-    cases = (cases_from_testcases(res.testcases) if res.testcases
-             else cases_from_records(res.records))
+    if args.routing and not args.topology:
+        raise ResultsError("--routing needs --topology")
+    topo = load_topology(args.topology, args.routing) if args.topology else None
+    if args.sweep:
+        label, cases = _sweep_cases(args.sweep)
+        option = "--sweep"
+    else:
+        src = args.sources[0]
+        check(src)
+        label, option = src.label, src.option
+        res = read(src, need_figures=False)  # a failed sanity check has none
+        try:
+            cases = (cases_from_testcases(res.testcases) if res.testcases
+                     else cases_from_records(res.records))
+        except CaseError as err:
+            raise ResultsError(f"{option}: {err}") from None
     if not cases:
-        raise ResultsError(f"{src.option}: no test case that passed or failed in it")
+        raise ResultsError(f"{option}: no test case that passed or failed in it")
     if topo is not None:
         where = topo.switch_of()
         if not any(n in where for c in cases for n in c.nodes):
             raise ResultsError(f"--topology {args.topology} places none of the run's nodes")
     result = attribute(cases, topo)
     if args.json:
-        _write_json(args.json, {"source": src.label, **result.to_dict()})
+        _write_json(args.json, {"source": label, **result.to_dict()})
     sys.stdout.write("\n".join(result.lines) + "\n")
     return result.status
 
@@ -58,8 +92,16 @@ def add_parser(sub, add_sources) -> None:
         description=__doc__.split("\n\n")[0])
     add_sources(a, "sources (the run to attribute; several are pooled, the last run of each case counts)")
     a.add_argument("--topology", metavar="FILE|slurm",
-                   help="which switch each node hangs from: a topology.conf, the output of "
-                        "`scontrol show topology`, our own file (SWITCH: NODES parent=SWITCH), "
-                        "or `slurm` to ask scontrol; switches and uplinks are then counted too")
+                   help="which switch each node hangs from: a topology.conf (tree or block), "
+                        "the output of `scontrol show topology`, our own file (SWITCH: NODES "
+                        "parent=SWITCH), or `slurm` to ask scontrol; switches and links are "
+                        "then counted too")
+    a.add_argument("--routing", choices=("dmodk",),
+                   help="the fabric's routing rule, so that a run's links can be told on a fat "
+                        "tree or a dragonfly (dmodk: InfiniBand's destination-mod-k); default: "
+                        "not known (a leaf's uplinks, a group pair's global links as bundles)")
+    a.add_argument("--sweep", metavar="FILE",
+                   help="attribute a fabric-sweep --json file instead: each run is a case of its "
+                        "link, failed below the sweep's cut")
     a.add_argument("--json", metavar="PATH", help="also write the verdict and suspects as JSON")
     a.set_defaults(func=cmd_attribute)

@@ -208,12 +208,13 @@ def per_node(rows: Sequence[RatioRow]) -> list[dict]:
 
 
 def _nodes_of(r: RatioRow) -> list[str]:
-    try:
-        import hostlist
+    from ..parsers.errors import ParseError
+    from ..parsers.hostlists import expand
 
-        return list(hostlist.expand_hostlist(r.nodes)) if r.nodes else []
-    except Exception:  # noqa: BLE001 - a node list we cannot expand: its parts
-        return r.nodes.split(",") if r.nodes else []
+    try:
+        return expand(r.nodes, "node list") if r.nodes else []
+    except ParseError:  # a node list we cannot expand: its parts, as written
+        return r.nodes.split(",")
 
 
 def _names(pvar: str, node: str) -> bool:

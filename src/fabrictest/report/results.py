@@ -102,12 +102,9 @@ class PerfRecord:
 @functools.lru_cache(maxsize=4096)
 def _collect(nodes: tuple[str, ...]) -> str:
     """`node[01-04]` for a node list (the same few lists recur in every session)."""
-    try:
-        import hostlist
+    from ..parsers.hostlists import compress
 
-        return hostlist.collect_hostlist(list(nodes))
-    except Exception:  # noqa: BLE001 - cosmetic only
-        return ",".join(nodes)
+    return compress(nodes)
 
 
 def params_of(display_name: str) -> dict[str, str]:

@@ -34,7 +34,7 @@ from .expectation import Expectation
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
-from .topology import attribute, inside_round, uplink_regions, without
+from .topology import attribute, inside_round, link_round, uplink_regions, without
 from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
 DEFAULT_ROUNDS = 2
@@ -240,10 +240,14 @@ def run_sweep(
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
     regions = None  # with slow uplinks: per node, which side of them it is on
+    reports: list = []  # the links' reports of the last look
     try:
         for r in range(max_rounds):
             inside = (inside_round(r, table, topology, None if seed is None else seed + r)
                       if topology is not None and r == len(plan) else None)
+            if topology is not None and r == len(plan) + 1:  # beyond a tree: links' evidence
+                inside = link_round(r, table, topology, reports,
+                                    None if seed is None else seed + r)
             if r < len(plan):
                 rnd = plan[r]
             elif inside is not None:
@@ -304,7 +308,7 @@ def _look(table, level, params, topology, final, before, expect, budget, looks):
     slow uplink explains are left out of the nodes' evidence (topology.py)."""
     if topology is not None:
         reports, lines, explained = attribute(table, topology, level.center, level.cut)
-        if lines:
+        if lines or explained.any():  # a suspect link, or links slower by their LinkSpeed
             rest = without(table, explained)
             lv = estimate_level(rest, params, expect, budget=budget, looks=looks)
             return rest, lv, weigh(rest, lv, params, final=final, before=before), reports, lines

@@ -1,7 +1,8 @@
 """Which nodes to sweep: a hostlist expression, a Slurm allocation or a Slurm partition.
 
-Expressions are expanded with the maintained `python-hostlist` library (the same syntax as
-Slurm: `node[01-04]`, `nid00[1000-1063],login1`), so host files built by hand are not needed.
+Expressions are expanded by the package's one hostlist reader (`parsers/hostlists.py`: the
+maintained `python-hostlist` library, Slurm's syntax: `node[01-04]`, `nid00[1000-1063],login1`,
+at most 100,000 names), so host files built by hand are not needed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 
-import hostlist
+from ..parsers import hostlists
+from ..parsers.errors import ParseError
 
 
 class NodeSetError(ValueError):
@@ -31,9 +33,9 @@ def expand(expr: str | Iterable[str]) -> list[str]:
         if not e:
             continue
         try:
-            names = hostlist.expand_hostlist(e)
-        except hostlist.BadHostlist as err:
-            raise NodeSetError(f"bad hostlist expression {e!r}: {err}") from err
+            names = hostlists.expand(e, "hostlist expression")
+        except ParseError as err:
+            raise NodeSetError(str(err)) from None
         for name in names:
             if name not in seen:
                 seen.add(name)
@@ -43,7 +45,7 @@ def expand(expr: str | Iterable[str]) -> list[str]:
 
 def collect(names: Sequence[str]) -> str:
     """The compact hostlist expression of `names` (node01,node02 -> node[01-02])."""
-    return hostlist.collect_hostlist(list(names))
+    return hostlists.compress(names)
 
 
 def from_file(path: str) -> list[str]:

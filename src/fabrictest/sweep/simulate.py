@@ -57,17 +57,18 @@ class SimulatedRunner(Runner):
         self.unit = unit
         self.pair_seconds = float(pair_seconds)
         self.nodes = list(nodes)
-        # per slow uplink: which nodes hang below its switch, and its factor
-        self.uplinks: list[tuple[np.ndarray, float]] = []
+        # per slow link: which runs cross it (a function of src, dst), and its factor
+        self.uplinks: list = []
         if slow_uplinks:
             self.add_slow_uplinks(topology, slow_uplinks)
 
     def add_slow_uplinks(self, topology, factors: Mapping[str, float]) -> None:
-        """Runs crossing each switch's uplink (to its parent) at most at its factor."""
-        from .topology import below_mask
+        """Runs crossing each switch's uplink (to its parent), or each link or bundle named
+        as the sweep names it (`s0<->s4`), at most at its factor."""
+        from .link_runs import crossing
 
-        for sw, f in factors.items():
-            self.uplinks.append((below_mask(topology, self.nodes, sw), float(f)))
+        for name, f in factors.items():
+            self.uplinks.append((crossing(topology, self.nodes, name), float(f)))
 
     def run_round(self, rnd: Round) -> RoundRuns:
         if self.pair_seconds > 0 and len(rnd):
@@ -75,8 +76,8 @@ class SimulatedRunner(Runner):
         src = np.concatenate([rnd.a, rnd.b])
         dst = np.concatenate([rnd.b, rnd.a])
         cap = np.minimum(self.tx[src], self.rx[dst])
-        for below, f in self.uplinks:  # a run crossing a slow uplink runs at most at its rate
-            cap = np.where(below[src] != below[dst], np.minimum(cap, f), cap)
+        for crosses, f in self.uplinks:  # a run crossing a slow link runs at most at its rate
+            cap = np.where(crosses(src, dst), np.minimum(cap, f), cap)
         value = cap * np.exp(
             self.rng.normal(0.0, self.sigma, size=src.size))
         down = self.tx_down[src] | self.rx_down[dst]

@@ -1,209 +1,244 @@
-"""The sweep with a topology: per switch and per uplink, and a slow uplink named as such.
+"""The sweep with a topology: per link, and a slow link named as such.
 
-A run from a to b crosses the uplink of switch c (the link from c to its parent) when exactly
-one of a and b hangs below c. When nearly every run crossing an uplink is slow while the runs
-between nodes *inside* the switch (and inside the switches on the other side) are healthy,
-the suspect is the uplink, not the nodes on either side:
+Every run crosses the links its route takes (parsers/topology_model.py: a tree's uplinks, a
+fat tree's leaf-spine links or, without a routing rule, a leaf's bundle of uplinks, a
+dragonfly's local and global links or a group pair's bundle of global links, the links
+between two blocks). When nearly every run crossing a link is slow while the runs *inside*
+the switches at its ends are healthy, the suspect is the link, not the nodes on either side:
 
     suspect: uplink sw1<->sw2: 6/6 crossing runs at 0.48 of the cluster level; runs inside sw1 and sw2 healthy
 
-(with two leaf switches under one top switch the two uplinks carry the same runs, so the
+(in a tree with two leaves under one top switch the two uplinks carry the same runs, so the
 path between the leaves is named). Its crossing runs are then left out of the nodes'
-evidence, so that the nodes behind it are not named for it. Screening matchings are random
-and mostly cross switches, so with a topology the first extra round pairs every switch's
-nodes with each other (`inside_round`): an uplink is told from its nodes within 3 rounds, and
-every node keeps evidence no uplink explains.
+evidence, so that the nodes behind it are not named for it. A link with a `LinkSpeed` below
+the fabric's highest is held against the level times its share (LinkSpeed 900 of 1800: half
+the cluster level). Screening matchings are random and mostly cross switches, so with a
+topology the first extra round pairs every switch's nodes with each other (`inside_round`):
+a link is told from its nodes within 3 rounds, and every node keeps evidence no link explains.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..parsers.topology import Topology
+from .link_runs import (
+    UplinkReport,
+    below_mask,
+    crossing,
+    incidence,
+    leaf_index,
+    reverse_crossing,
+    shares,
+    uplinks,
+)
 from .runs import OK, Round, RoundRuns, RunTable
 
-MIN_CROSSING = 3  # runs crossing an uplink before it can be named
+MIN_CROSSING = 3  # runs crossing a link before it can be named
 SLOW_SHARE = 0.8  # of its crossing runs below the cut
 TOO_SLOW_INSIDE = 0.9  # inside runs at or above this x the level count as healthy
+BUNDLE_SHARE = 0.5  # of 1/k, for a bundle of k links (the runs one slow member carries)
 
 
-@dataclass
-class UplinkReport:
-    switch: str
-    parent: str
-    name: str  # "sw1<->top", or "sw1<->sw2" for the path between two leaves
-    crossing: int  # OK runs crossing it
-    slow: int  # of them below the cut
-    ratio: float | None  # median crossing run / level
-    inside: int  # OK runs between nodes below the switch
-    inside_ratio: float | None
-    failed: int  # failed runs crossing it
-    suspect: bool = False
 
-    def line(self, other_inside: str = "") -> str:
-        ins = f"runs inside {self.switch}{other_inside} healthy"
-        return (f"suspect: uplink {self.name}: {self.slow}/{self.crossing} crossing runs at "
-                f"{self.ratio:.2f} of the cluster level; {ins}")
-
-
-def leaf_index(topo: Topology, nodes: list[str]) -> tuple[list[str], np.ndarray]:
-    """Switch names, and per node the index of its leaf switch (-1: not in the topology)."""
-    names = list(topo.switches)
-    pos = {s: i for i, s in enumerate(names)}
-    where = topo.switch_of()
-    return names, np.array([pos.get(where.get(n, ""), -1) for n in nodes], dtype=np.int64)
-
-
-def _chains(topo: Topology, nodes: list[str]):
-    """Switch names, and per node its leaf's path to the root as switch indices (a row of
-    -1 for a node outside the topology)."""
-    names, leaf = leaf_index(topo, nodes)
-    pos = {s: i for i, s in enumerate(names)}
-    paths = [[pos[x] for x in topo.path(s)] for s in names]
-    depth = max((len(p) for p in paths), default=1)
-    chain = np.full((len(names) + 1, depth), -1, dtype=np.int64)  # last row: no switch
-    for i, p in enumerate(paths):
-        chain[i, :len(p)] = p
-    return names, chain[leaf]
-
-
-def _sides_of_runs(table: RunTable, topo: Topology):
-    """Per run and chain level: the switch whose uplink the run crosses going up from the
-    sender's side (-1: none) and from the receiver's side, and the switches both ends are
-    below (inside runs)."""
-    names, chain = _chains(topo, table.nodes)
-    A, B = chain[table.src], chain[table.dst]
-    a_in_b = (A[:, :, None] == B[:, None, :]).any(axis=2) & (A >= 0)
-    b_in_a = (B[:, :, None] == A[:, None, :]).any(axis=2) & (B >= 0)
-    known = (A[:, 0] >= 0) & (B[:, 0] >= 0)
-    up_a = np.where((A >= 0) & ~a_in_b & known[:, None], A, -1)
-    up_b = np.where((B >= 0) & ~b_in_a & known[:, None], B, -1)
-    both = np.where(a_in_b & known[:, None], A, -1)
-    return names, up_a, up_b, both
-
-
-def _group_median(groups: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
-    out = np.full(n, np.nan)
-    if groups.size == 0:
-        return out
-    order = np.lexsort((x, groups))
-    g, v = groups[order], x[order]
-    start = np.searchsorted(g, np.arange(n))
-    count = np.bincount(g, minlength=n)
-    has = count > 0
-    lo = start[has] + (count[has] - 1) // 2
-    hi = start[has] + count[has] // 2
-    out[has] = (v[lo] + v[hi]) / 2
-    return out
-
-
-def uplinks(table: RunTable, topo: Topology, center: float | None,
-            cut: float) -> list[UplinkReport]:
-    """Every uplink's crossing and inside runs, against the level (vectorised: a run
-    crosses the uplinks of the switches on one end's path and not on the other's)."""
-    names, up_a, up_b, both = _sides_of_runs(table, topo)
-    n = len(names)
-    ok = (table.status == OK) & (table.value > 0)
-    x = np.full(len(table), np.nan)
-    if center:
-        x[ok] = np.log(table.value[ok] / center)
-    run = np.arange(len(table))[:, None]
-
-    def flat(m):  # (switch, run) of every entry >= 0
-        sel = m >= 0
-        return m[sel], np.broadcast_to(run, m.shape)[sel]
-
-    cs, cr = (np.concatenate(p) for p in zip(flat(up_a), flat(up_b), strict=True))
-    is_, ir = flat(both)
-    cok, iok = ok[cr], ok[ir]
-    crossing = np.bincount(cs[cok], minlength=n)
-    slow = np.bincount(cs[cok & (x[cr] < cut)], minlength=n)
-    failed = np.bincount(cs[~ok[cr] & (table.status[cr] != OK)], minlength=n)
-    inside = np.bincount(is_[iok], minlength=n)
-    cmed = _group_median(cs[cok], x[cr][cok], n)
-    imed = _group_median(is_[iok], x[ir][iok], n)
+def _flag(reports: list[UplinkReport], cut: float) -> list[UplinkReport]:
+    """A link: nearly all its crossing runs slow; a bundle of k links whose member is not
+    known: at least the share of its runs one slow member carries (1/k of them, 1/2 when k
+    is not known) taken at half (samples are small), on twice the evidence; both with the
+    runs inside its ends healthy."""
     out = []
-    for k, s in enumerate(names):
-        parent = topo.switches[s].parent
-        if parent is None:
+    for r in reports:
+        if r.inside_ratio is None or r.inside_ratio < TOO_SLOW_INSIDE or r.ratio is None:
             continue
-        out.append(UplinkReport(
-            switch=s, parent=parent, name=f"{s}<->{parent}", crossing=int(crossing[k]),
-            slow=int(slow[k]), ratio=None if crossing[k] == 0 else float(math.exp(cmed[k])),
-            inside=int(inside[k]),
-            inside_ratio=None if inside[k] == 0 else float(math.exp(imed[k])),
-            failed=int(failed[k])))
+        if r.bundle:
+            k = r.links or 2
+            if (r.crossing >= 2 * MIN_CROSSING
+                    and r.slow >= max(MIN_CROSSING, BUNDLE_SHARE * r.crossing / k)):
+                out.append(r)
+        elif (r.crossing >= MIN_CROSSING and r.slow >= SLOW_SHARE * r.crossing
+              and r.ratio < r.expected * math.exp(cut)):
+            out.append(r)
     return out
 
 
-def below_mask(topo: Topology, nodes: list[str], switch: str) -> np.ndarray:
-    """Per node: whether it hangs below `switch` (the simulation's slow uplinks)."""
-    if topo is None or switch not in topo.switches:
-        raise ValueError(f"{switch!r} is not a switch of the topology")
-    names, chain = _chains(topo, nodes)
-    return (chain == names.index(switch)).any(axis=1)
+def _weight(r: UplinkReport) -> float:
+    """How uniformly slow its crossing runs are, for what it is (a bundle: per member)."""
+    return r.slow / max(r.crossing, 1) * ((r.links or 2) if r.bundle else 1)
 
 
-def _crossing_mask(table: RunTable, topo: Topology, switch: str) -> np.ndarray:
-    below = below_mask(topo, table.nodes, switch)
-    return below[table.src] != below[table.dst]
+def _one_node_explains(table: RunTable, mask: np.ndarray, x: np.ndarray, cut: float) -> bool:
+    """A node in every slow run crossing a link, whose runs that do not cross it are not
+    healthy: that node, not the link, may be what is slow (a far end the link's inside runs
+    do not see)."""
+    slow = np.flatnonzero(mask & (x < cut))
+    if slow.size == 0:
+        return False
+    common = set(table.src[slow].tolist()) | set(table.dst[slow].tolist())
+    for j in slow.tolist():
+        common &= {int(table.src[j]), int(table.dst[j])}
+    for node in common:
+        other = ~mask & np.isfinite(x) & ((table.src == node) | (table.dst == node))
+        if not other.any() or np.median(x[other]) < math.log(TOO_SLOW_INSIDE):
+            return True
+    return False
 
 
 def attribute(table: RunTable, topo: Topology, center: float | None, cut: float):
-    """(every uplink's report, the suspect uplinks' lines, mask of the runs they explain)."""
-    reports = uplinks(table, topo, center, cut)
-    # the level the uplinks are held against: the runs inside switches when there are some
-    # (crossing runs of a slow uplink may be most of the runs of a small cluster)
-    names, leaf = leaf_index(topo, table.nodes)
+    """(every link's report, the suspect links' lines, mask of the runs they explain)."""
+    inc = incidence(table, topo)
+    reports = uplinks(table, topo, center, cut, inc)
+    # the level the links are held against: the runs inside switches when there are some
+    # (crossing runs of a slow link may be most of the runs of a small cluster)
+    _names, leaf = leaf_index(topo, table.nodes)
     ok = (table.status == OK) & (table.value > 0)
     same = (leaf[table.src] == leaf[table.dst]) & (leaf[table.src] >= 0) & ok
     if same.sum() >= 2 and center:
         inner = float(np.exp(np.median(np.log(table.value[same]))))
-        reports = uplinks(table, topo, inner, cut)
-    flagged = [r for r in reports
-               if r.crossing >= MIN_CROSSING and r.slow >= SLOW_SHARE * r.crossing
-               and r.ratio is not None and r.ratio < math.exp(cut)
-               and r.inside_ratio is not None and r.inside_ratio >= TOO_SLOW_INSIDE]
-    # a slow uplink high in the tree makes the uplinks below it look slow too (most of their
-    # crossing runs go on through it): the highest one is named
+        reports = uplinks(table, topo, inner, cut, inc)
+    flagged = _flag(reports, cut)
+    hops, (cs, cr), _inside, _regs = inc
+    ids = {(h.kind, h.name): k for k, h in enumerate(hops) if h is not None}
+    masks = {}
+    for r in flagged:
+        m = np.zeros(len(table), dtype=bool)
+        m[cr[cs == ids[(r.kind, r.name)]]] = True
+        masks[(r.kind, r.name)] = m
+    if topo.shape == "tree":
+        lines, explained = _name_tree(topo, flagged, masks, len(table))
+    else:
+        lines, explained = _name_links(table, flagged, masks, ok, center, cut)
+        # a run's acknowledgements come back by the reverse route, which differs here: those
+        # that queue behind a slow link's traffic slow their run too (seen on the vcluster)
+        explained |= reverse_crossing(table, topo, {(r.kind, r.name) for r in flagged
+                                                     if r.suspect})
+    # runs across a link whose LinkSpeed is below the fabric's highest measure the link (held
+    # against its share above), not their nodes
+    tapered = [k for k, h in enumerate(hops) if h is not None and h.speed
+               and shares(hops)[k] < 1]
+    if tapered:
+        explained = explained | np.isin(np.arange(len(table)), cr[np.isin(cs, tapered)])
+    return reports, lines, explained
+
+
+def _name_tree(topo, flagged, masks, n):
+    """A tree: a slow uplink high in the tree makes the uplinks below it look slow too (most
+    of their crossing runs go on through it): the highest one is named; two leaves' uplinks
+    under one parent carry the same runs: the path between them is named."""
     names_flagged = {r.switch for r in flagged}
     flagged = [r for r in flagged
                if not any(a in names_flagged for a in topo.path(r.switch)[1:])]
-    masks = {r.switch: _crossing_mask(table, topo, r.switch) for r in flagged}
     lines: list[str] = []
     done: set[str] = set()
-    explained = np.zeros(len(table), dtype=bool)
+    explained = np.zeros(n, dtype=bool)
     for r in flagged:
         if r.switch in done:
             continue
         r.suspect = True
+        mine = masks[(r.kind, r.name)]
         twin = next((o for o in flagged if o.switch != r.switch and o.switch not in done
-                     and np.array_equal(masks[o.switch], masks[r.switch])), None)
+                     and np.array_equal(masks[(o.kind, o.name)], mine)), None)
         if twin is not None:  # two leaves under one parent: the path between them
             r.name = twin.name = f"{r.switch}<->{twin.switch}"
+            r.label = twin.label = f"uplink {r.name}"
             twin.suspect = True
             done.add(twin.switch)
             lines.append(r.line(f" and {twin.switch}"))
         else:
             lines.append(r.line())
         done.add(r.switch)
-        explained |= masks[r.switch]
-    return reports, lines, explained
+        explained |= mine
+    return lines, explained
+
+
+def _name_links(table, flagged, masks, ok, center, cut):
+    """Any shape: the link whose crossing runs are the most uniformly slow first; a flagged
+    link whose slow runs that one explains is not named for them; links crossed by exactly
+    the same runs cannot be told apart and are named together."""
+    x = np.full(len(table), np.inf)
+    if center:
+        x[ok] = np.log(table.value[ok] / center)
+    order = sorted(flagged, key=lambda r: (-r.slow, -_weight(r), r.name))
+    explained = np.zeros(len(table), dtype=bool)
+    lines: list[str] = []
+    for r in order:
+        mine = masks[(r.kind, r.name)]
+        if _one_node_explains(table, mine, x - math.log(r.expected), cut):
+            continue
+        slow_runs = mine & ok & (x < cut)
+        left = slow_runs & ~explained
+        if slow_runs.sum() and left.sum() < (1 - SLOW_SHARE) * slow_runs.sum():
+            continue  # what made it look slow is already named
+        twins = [o for o in order if o is not r and not o.suspect
+                 and np.array_equal(masks[(o.kind, o.name)], mine)]
+        r.suspect = True
+        if twins:
+            for o in twins:
+                o.suspect = True
+            kinds = {r.kind, *(o.kind for o in twins)}
+            names = " or ".join([r.name, *(o.name for o in twins)])
+            r.label = (f"{r.kind} {names} (cannot tell which)" if len(kinds) == 1
+                       else " or ".join([r.label, *(o.label for o in twins)]))
+            wheres = list(dict.fromkeys(x for o in (r, *twins) for x in o.inside_of.split(
+                " and ") if x))
+            r.inside_of = " and ".join(wheres)
+        lines.append(r.line())
+        explained |= mine
+    return lines, explained
+
+
+def link_round(index: int, table: RunTable, topo: Topology, reports: list[UplinkReport],
+               seed: int | None, max_nodes: int = 1024) -> Round | None:
+    """Beyond a tree: pairs across the links that have slow crossing runs but too few to be
+    named (a small fabric's random matchings cross each of its many links a few times), each
+    with partners not yet in its slow runs, so that the link is told from the nodes; None
+    when no link needs it (or the sweep is too large for this round: the screening's own
+    runs are then enough)."""
+    if topo.shape == "tree" or len(table.nodes) > max_nodes:
+        return None
+    todo = [r for r in reports if not r.suspect and r.slow
+            and r.crossing < (4 if r.bundle else 2) * MIN_CROSSING]
+    if not todo:
+        return None
+    where = topo.switch_of()
+    nodes = [n for n in table.nodes if n in where]
+    pos = {n: i for i, n in enumerate(table.nodes)}
+    rng = np.random.default_rng(seed)
+    used: set[int] = set()
+    a_out, b_out = [], []
+    for r in sorted(todo, key=lambda r: (r.ratio or 1.0, r.name)):
+        cands = [(a, b) for a in nodes for b in nodes
+                 if a != b and pos[a] not in used and pos[b] not in used
+                 and any(h.name == r.name and h.kind == r.kind for h in topo.route(a, b))]
+        rng.shuffle(cands)
+        for a, b in cands[:3]:
+            if pos[a] in used or pos[b] in used:
+                continue
+            used |= {pos[a], pos[b]}
+            a_out.append(pos[a])
+            b_out.append(pos[b])
+    if not a_out:
+        return None
+    return Round(index=index, kind="extra", a=np.array(a_out, dtype=np.int64),
+                 b=np.array(b_out, dtype=np.int64), names=table.nodes,
+                 reason=f"pairs across {len(todo)} links with slow runs, to tell a link "
+                        "from its nodes")
 
 
 def uplink_regions(topo: Topology | None, nodes: list[str],
                    reports: list[UplinkReport]) -> np.ndarray | None:
-    """Per node, the suspect uplink it hangs below (its index), -1 for none; None when no
-    uplink is a suspect. Two nodes of one region: their runs cross no suspect uplink."""
-    suspects = [r.switch for r in reports if r.suspect]
+    """Per node, the region of the suspect links it is in, so that two nodes of one region
+    run across no suspect: a tree's suspect uplink splits the nodes below it from the rest;
+    in other shapes each leaf is a region. None when no link is a suspect."""
+    suspects = [r for r in reports if r.suspect]
     if topo is None or not suspects:
         return None
+    if topo.shape != "tree":
+        return leaf_index(topo, nodes)[1]
     out = np.full(len(nodes), -1, dtype=np.int64)
-    for i, sw in enumerate(suspects):
-        out[below_mask(topo, nodes, sw)] = i
+    for i, r in enumerate(suspects):
+        out[below_mask(topo, nodes, r.switch)] = i
     return out
 
 
@@ -227,7 +262,7 @@ def without(table: RunTable, drop: np.ndarray) -> RunTable:
 
 def inside_round(index: int, table: RunTable, topo: Topology, seed: int | None) -> Round | None:
     """Every switch's nodes paired with each other, all switches at once, so that every node
-    has evidence no uplink explains (None when no switch has two nodes in the sweep)."""
+    has evidence no link explains (None when no switch has two nodes in the sweep)."""
     names, leaf = leaf_index(topo, table.nodes)
     rng = np.random.default_rng(seed)
     a_out, b_out = [], []
@@ -243,22 +278,24 @@ def inside_round(index: int, table: RunTable, topo: Topology, seed: int | None) 
         return None
     return Round(index=index, kind="extra", a=np.array(a_out, dtype=np.int64),
                  b=np.array(b_out, dtype=np.int64), names=table.nodes,
-                 reason="pairs inside each switch, to tell an uplink from its nodes")
+                 reason="pairs inside each switch, to tell a link from its nodes")
 
 
 def report_lines(reports: list[UplinkReport]) -> list[str]:
-    """The per-uplink table of the text output."""
+    """The per-link table of the text output."""
     if not reports:
         return []
+    width = max(20, *(len(r.name) for r in reports))
     out = ["per uplink (runs crossing it, and runs between the nodes below it; ratio = median / "
            "level)",
-           f"{'uplink':<20} {'crossing':>8} {'slow':>5} {'ratio':>6} {'inside':>6} "
+           f"{'uplink':<{width}} {'crossing':>8} {'slow':>5} {'ratio':>6} {'inside':>6} "
            f"{'ratio':>6}  status"]
     for r in reports:
         def f(v):
             return "-" if v is None else f"{v:.2f}"
-        out.append(f"{r.name:<20} {r.crossing:>8} {r.slow:>5} {f(r.ratio):>6} {r.inside:>6} "
-                   f"{f(r.inside_ratio):>6}  {'suspect' if r.suspect else 'ok'}")
+        name = r.name if r.kind == "uplink" else f"{r.name} ({r.kind})"
+        out.append(f"{name:<{width}} {r.crossing:>8} {r.slow:>5} {f(r.ratio):>6} "
+                   f"{r.inside:>6} {f(r.inside_ratio):>6}  {'suspect' if r.suspect else 'ok'}")
     return out
 
 
@@ -268,28 +305,36 @@ def report_lines(reports: list[UplinkReport]) -> list[str]:
 def add_options(ap) -> None:
     g = ap.add_argument_group("topology")
     g.add_argument("--topology", metavar="FILE|slurm",
-                   help="which switch each node hangs from: a topology.conf, the output of "
-                        "`scontrol show topology`, our own file (SWITCH: NODES parent=SWITCH), "
-                        "or `slurm` to ask scontrol; the sweep then reports per uplink and names "
-                        "a slow uplink as such")
+                   help="which switch each node hangs from: a topology.conf (tree or block), "
+                        "the output of `scontrol show topology`, our own file (SWITCH: NODES "
+                        "parent=SWITCH), or `slurm` to ask scontrol; the sweep then reports per "
+                        "link and names a slow link as such")
+    g.add_argument("--routing", choices=("dmodk",),
+                   help="the fabric's routing rule, so that a run's links can be told on a fat "
+                        "tree or a dragonfly: dmodk (InfiniBand's destination-mod-k: parent "
+                        "i mod k, i the destination's position in name order); default: not "
+                        "known (a leaf's uplinks, a group pair's global links as bundles)")
     g.add_argument("--sim-slow-uplink", action="append", default=[], metavar="SWITCH=FACTOR",
-                   help="simulation: runs crossing SWITCH's uplink at most at FACTOR (repeat)")
+                   help="simulation: runs crossing SWITCH's uplink, or the link or bundle as "
+                        "the sweep names it (s0<->s4, g1s1<->g2s1), at most at FACTOR (repeat)")
 
 
 def load(args, names: list[str]):
-    """(the topology or None, {switch: factor} of the simulation); UsageError when the
-    options cannot apply, before any run."""
+    """(the topology or None, {switch or link: factor} of the simulation); UsageError when
+    the options cannot apply, before any run."""
     from ..topology_source import TopologyError, read_topology
     from .options import UsageError
 
     if args.sim_slow_uplink and not args.topology:
         raise UsageError("--sim-slow-uplink needs --topology")
+    if args.routing and not args.topology:
+        raise UsageError("--routing needs --topology")
     if args.sim_slow_uplink and args.launcher != "sim":
         raise UsageError("--sim-slow-uplink needs --launcher sim")
     if not args.topology:
         return None, {}
     try:
-        topo = read_topology(args.topology)
+        topo = read_topology(args.topology, routing=args.routing)
     except TopologyError as err:
         raise UsageError(str(err)) from None
     where = topo.switch_of()
@@ -297,15 +342,20 @@ def load(args, names: list[str]):
         raise UsageError(f"--topology {args.topology} places none of the swept nodes")
     slow: dict[str, float] = {}
     for spec in args.sim_slow_uplink:
-        sw, _, f = spec.partition("=")
+        sw, _, f = spec.rpartition("=")
         try:
             factor = float(f)
         except ValueError:
             factor = -1.0
-        if not 0 < factor <= 1:
-            raise UsageError(f"--sim-slow-uplink {spec}: expected SWITCH=FACTOR, 0 < FACTOR <= 1")
-        if sw not in topo.switches or topo.switches[sw].parent is None:
+        if not sw or not 0 < factor <= 1:
+            raise UsageError(f"--sim-slow-uplink {spec}: expected SWITCH=FACTOR, 0 < FACTOR "
+                             "<= 1")
+        if sw in topo.switches and not topo.switches[sw].parents:
             raise UsageError(f"--sim-slow-uplink {spec}: {sw} is not a switch with an uplink "
                              "in the topology")
+        try:
+            crossing(topo, names, sw)
+        except ValueError as err:
+            raise UsageError(f"--sim-slow-uplink {spec}: {err}") from None
         slow[sw] = factor
     return topo, slow

@@ -10,6 +10,8 @@
     vcluster link-down NODE
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
     vcluster degrade-uplink SWITCH RATE   # a leaf switch's uplink both ways (none: unshaped)
+    vcluster up --fat-tree 4x2 | --dragonfly 2x2 [--nodes N]   # a routed fabric (fabric.py)
+    vcluster degrade-link A B RATE        # any link: node-switch, leaf-spine, local, global
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
 Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
@@ -27,7 +29,9 @@ import time
 from pathlib import Path
 
 from .cluster import Cluster, VClusterError, format_status
+from .fabric_spec import DRAGONFLY, FAT_TREE, leaves_of, parse_shape
 from .faults import check_flap, parse_loss
+from .links import degrade_link
 from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
 from .shaping import BOTH, DIRECTIONS, parse_rate
 
@@ -56,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     up = sub.add_parser("up", help="create the cluster (idempotent)")
-    up.add_argument("--nodes", type=int, default=4, help="number of compute nodes (default 4)")
+    up.add_argument("--nodes", type=int, default=None,
+                    help="number of compute nodes (default 4; with a fabric 2 a leaf)")
     up.add_argument("--accounting", action="store_true",
                     help="also run slurmdbd with MariaDB, so that sacct works (ReFrame's "
                          "`slurm` scheduler)")
@@ -97,7 +102,35 @@ def build_parser() -> argparse.ArgumentParser:
                         help="shape a leaf switch's uplink both ways to RATE (none: unshaped)")
     du.add_argument("switch")
     du.add_argument("rate")
+    _fabric_options(up, sub)
     return ap
+
+
+def _fabric_options(up, sub) -> None:
+    """`up --fat-tree/--dragonfly` and `degrade-link` (a routed fabric, fabric.py)."""
+    shape = up.add_mutually_exclusive_group()
+    shape.add_argument("--fat-tree", metavar="LEAVESxSPINES",
+                       help="a routed fat tree: every leaf joined to every spine, "
+                            "destination-mod-k routing; nodes dealt to the leaves (default "
+                            "--nodes: 2 a leaf); Slurm's topology.conf written to match")
+    shape.add_argument("--dragonfly", metavar="GROUPSxSWITCHES",
+                       help="a routed dragonfly (the Slingshot notes' 2x2: 2 groups of 2 "
+                            "switches): local links in a group, global links between groups")
+    dl = sub.add_parser("degrade-link", help="shape any link both ways to RATE: a node's "
+                        "(NODE SWITCH), a leaf-spine, local or global link (SWITCH SWITCH); "
+                        "none: unshaped again (a node's: the default rate)")
+    dl.add_argument("a")
+    dl.add_argument("b")
+    dl.add_argument("rate")
+
+
+def _fabric_of(args) -> tuple[str, int | None]:
+    """The plan's `fabric` value and the node count it implies when --nodes is not given."""
+    for kind, value in ((FAT_TREE, args.fat_tree), (DRAGONFLY, args.dragonfly)):
+        if value is not None:
+            shape = parse_shape(kind, value)
+            return f"{kind}:{shape[1]}x{shape[2]}", 2 * leaves_of(shape)
+    return "", None
 
 
 def _existing(state_dir: Path, verbose: bool) -> Cluster:
@@ -122,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise PlanError(f"--timeout must be a number of seconds in (0, "
                                 f"{MAX_UP_TIMEOUT:g}], not {args.timeout:g}")
             rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
-            plan = Plan(state_dir=state_dir, nodes=args.nodes, accounting=args.accounting,
-                        default_rate=rate, switches=args.switches)
+            fabric, per_fabric = _fabric_of(args)
+            nodes = args.nodes if args.nodes is not None else per_fabric or 4
+            plan = Plan(state_dir=state_dir, nodes=nodes, accounting=args.accounting,
+                        default_rate=rate, switches=args.switches, fabric=fabric)
             t0 = time.monotonic()
             what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
             print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "
@@ -164,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             if str(args.rate).lower() != "none":
                 parse_rate(args.rate)
             print(_existing(state_dir, args.verbose).degrade_uplink(args.switch, args.rate))
+        elif args.command == "degrade-link":
+            if str(args.rate).lower() != "none":
+                parse_rate(args.rate)
+            print(degrade_link(_existing(state_dir, args.verbose), args.a, args.b, args.rate))
         elif args.command == "link-down":
             node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))

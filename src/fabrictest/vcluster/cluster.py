@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import faults, network, switches
+from . import fabric_net, faults, network, switches
 from .daemons import Daemons
+from .fabric import Fabric
 from .plan import CTL_NETNS, Node, Plan
 from .shaping import BOTH, describe, directions, format_rate, parse_rate
 from .shell import VClusterError, is_mountpoint, kill_pids
@@ -64,10 +65,13 @@ class Cluster:
         (p.state_dir / MARKER).write_text("fabrictest vcluster state directory\n")
         p.plan_file.write_text(json.dumps(p.to_json(), indent=1) + "\n")
         p.slurm_conf.write_text(p.slurm_conf_text())
-        if p.switches:
-            p.topology_conf.write_text(switches.topology_conf_text(p))
+        if p.switches or p.fabric:
+            p.topology_conf.write_text(Fabric(p).topology_conf_text() if p.fabric
+                                       else switches.topology_conf_text(p))
         elif p.topology_conf.exists():
             p.topology_conf.unlink()
+        if p.fabric:  # ours, with the routing and the global wiring Slurm's cannot say
+            p.fabric_topology.write_text(Fabric(p).own_topology_text())
         p.mpi_conf.write_text(p.mpi_conf_text())
         p.hosts_file.write_text(p.hosts_text())
         p.hostfile.write_text(p.hostfile_text())
@@ -81,7 +85,8 @@ class Cluster:
         if not all(self.daemons.alive(d) for d in self.daemons.names()):
             return False
         have = set(network.netns_list())
-        return ({CTL_NETNS, *(n.netns for n in p.node_list)} <= have
+        fabric = {Fabric.netns(s) for s in Fabric(p).switches} if p.fabric else set()
+        return ({CTL_NETNS, *(n.netns for n in p.node_list), *fabric} <= have
                 and network.link_exists(p.bridge))
 
     def up(self, *, timeout: float = 120) -> str:
@@ -109,6 +114,8 @@ class Cluster:
         self._write_files()
         try:
             network.net_up(self.plan)
+            if self.plan.fabric:
+                fabric_net.up(self.plan)
             self.daemons.start_munge()
             if self.plan.accounting:
                 self.daemons.start_accounting()
@@ -143,7 +150,8 @@ class Cluster:
         flag = p.state_dir / "run-netns-mounted"
         mounted_before = flag.read_text().strip() if flag.exists() else "1"
         faults.drop_table()
-        done = network.net_down(p, ours, unmount_run_netns=mounted_before == "0")
+        done = fabric_net.down(p)
+        done += network.net_down(p, ours, unmount_run_netns=mounted_before == "0")
         if (p.state_dir / MARKER).exists():
             if keep_logs:
                 for child in p.state_dir.iterdir():
@@ -177,7 +185,10 @@ class Cluster:
         bits = parse_rate(rate)
         directions(direction)  # a bad direction is refused before any work
         self._require_up()
-        network.shape(n, bits, direction)
+        if self.plan.fabric:  # the link MPI uses: the node's fabric link
+            fabric_net.shape_node(self.plan, n, bits, direction)
+        else:
+            network.shape(n, bits, direction)
         links = self._links()
         for one in directions(direction):
             links.setdefault(n.name, {})[one] = format_rate(bits)
@@ -188,6 +199,9 @@ class Cluster:
         """Drop ``percent`` % of what `node` sends (tx), receives (rx) or both, at random."""
         n = self.plan.node(node)
         directions(direction)
+        if self.plan.fabric:
+            raise VClusterError("--loss is made on the bridge; on a routed fabric (--fat-tree, "
+                                "--dragonfly) MPI does not cross it: use a rate")
         self._require_up()
         faults.set_loss(n, percent, direction)
         links = self._links()
@@ -224,7 +238,10 @@ class Cluster:
     def link_down(self, node: str) -> str:
         n = self.plan.node(node)
         self._require_up()
-        network.set_link(n, up=False)
+        if self.plan.fabric:
+            fabric_net.set_node_link(self.plan, n, False)
+        else:
+            network.set_link(n, up=False)
         links = self._links()
         links.setdefault(n.name, {})["down"] = True
         self._save_links(links)
@@ -240,11 +257,18 @@ class Cluster:
             network.shape(n, default, BOTH)
             network.set_link(n, up=True)
             faults.clear_loss(n)
+            if self.plan.fabric:
+                fabric_net.shape_node(self.plan, n, default, BOTH)
+                fabric_net.set_node_link(self.plan, n, True)
             links.pop(n.name, None)
-        if node is None:  # every node: the uplinks too
+        if node is None:  # every node: the uplinks and the fabric's links too
             for sw in switches.names(self.plan):
                 network.shape_uplink(sw, None)
             links.pop("uplinks", None)
+            if self.plan.fabric:
+                for link in Fabric(self.plan).switch_links():
+                    fabric_net.shape_ends(link, None)
+                links.pop("fabric_links", None)
         self._save_links(links)
         # A node that was cut off long enough is DOWN in Slurm; ReturnToService=2 brings it
         # back when its slurmd registers again, which `scontrol update` hurries.
@@ -268,7 +292,8 @@ class Cluster:
             states = {}
         links = self._links()
         for n in p.node_list:
-            rates = {k: v or "unshaped" for k, v in network.rates(n).items()}
+            got = fabric_net.node_rates(p, n) if p.fabric else network.rates(n)
+            rates = {k: v or "unshaped" for k, v in got.items()}
             mark = links.get(n.name, {})
             info["nodes"][n.name] = {
                 "address": n.address,
@@ -288,6 +313,13 @@ class Cluster:
             sw: {"nodes": [n.name for n in ns], "uplink": {
                 k: v or "unshaped" for k, v in network.uplink_rates(sw).items()}}
             for sw, ns in switches.members(p).items()}
+        if p.fabric:
+            f = Fabric(p)
+            info["fabric"] = {"shape": p.fabric, "topology": str(p.fabric_topology),
+                              "links": {link.name: {"kind": link.kind, **{
+                                  k: v or "unshaped" for k, v in
+                                  fabric_net.link_rates(link).items()}}
+                                  for link in f.switch_links()}}
         return info
 
 
@@ -315,6 +347,13 @@ def format_status(info: dict) -> str:
         mark = "  <- degraded" if rate != "unshaped" else ""
         lines.append(f"switch {sw}: {','.join(info_sw['nodes'])}; uplink to "
                      f"{switches.TOP} {rate}{mark}")
+    fab = info.get("fabric")
+    if fab:
+        lines.append(f"fabric {fab['shape']} (routed, destination-mod-k; {fab['topology']}):")
+        for name, link in fab["links"].items():
+            rates = sorted({v for k, v in link.items() if k != "kind"})
+            mark = "  <- degraded" if rates != ["unshaped"] else ""
+            lines.append(f"  {link['kind']} link {name}: {' / '.join(rates)}{mark}")
     return "\n".join(lines)
 
 

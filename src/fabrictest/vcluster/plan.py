@@ -1,8 +1,9 @@
-"""The pure part of the vcluster: names, addresses, paths and the generated files.
+"""The pure part of the vcluster: names, addresses and paths (the generated files are
+conf_files.py's, a routed fabric's switches and routes fabric.py's).
 
-Nothing here touches the system: `network.py` and `daemons.py` turn a `Plan` into namespaces,
-links and daemons, and `cluster.py` drives them. Keeping the plan pure lets the tests check
-slurm.conf, the address plan and the hostfile anywhere.
+Nothing here touches the system: `network.py`, `fabric_net.py` and `daemons.py` turn a `Plan`
+into namespaces, links and daemons, and `cluster.py` drives them. Keeping the plan pure lets
+the tests check slurm.conf, the address plan and the hostfile anywhere.
 
 Layout of a cluster of N nodes (defaults):
 
@@ -21,29 +22,32 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import conf_files
+from .conf_files import (  # noqa: F401 - re-exported: daemons, tests, config
+    CLUSTER_NAME,
+    CTL_HOST,
+    PARTITION,
+    STATE_ENV,
+    TREE_WIDTH,
+)
+from .fabric_spec import MAX_SWITCHES, leaves_of, parse_fabric
 from .shaping import PlanError, parse_rate
 
 BRIDGE = "vcbr0"
 SUBNET = "10.200.0.0/24"
-CTL_HOST = "vcctl"
 CTL_NETNS = "vc-ctl"
 NODE_NETNS_PREFIX = "vc-"
 VETH_PREFIX = "vcv-"
 FIRST_NODE_HOST = 10  # node01 -> .11
-CLUSTER_NAME = "vcluster"
-PARTITION = "vc"
+FIRST_SWITCH_HOST = 128  # a routed fabric's switches: .129, ... of the fabric subnet
 MAX_NODES = 64
 # Every node's link is shaped to this rate by default so that bandwidth is steady (unshaped
 # traffic between namespaces varies 2-3x on a small shared machine) and references hold.
 DEFAULT_RATE = "200mbit"
-# Slurm's message and PMIx fence tree width; below the node count of any step (see mpi_conf_text)
-TREE_WIDTH = 2
-STATE_ENV = "VCLUSTER_STATE_DIR"
 
 _NODE_RE = re.compile(r"^node(\d{2,})$")
 
@@ -96,6 +100,8 @@ class Plan:
     cpus: int = 4
     bridge: str = BRIDGE
     switches: int = 0  # leaf switches (switches.py); 0: every node on the one bridge
+    # a routed fabric (fabric.py): "fat-tree:LxS" or "dragonfly:GxS"; "" for none
+    fabric: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -111,6 +117,19 @@ class Plan:
         if not 0 <= self.switches <= self.nodes:
             raise PlanError(f"--switches must be between 1 and the node count ({self.nodes}),"
                             f" not {self.switches}")
+        shape = parse_fabric(self.fabric)
+        if shape is not None:
+            if self.switches:
+                raise PlanError("--switches (one bridge per switch) and a routed fabric "
+                                f"(--{shape[0]}) exclude each other")
+            if self.nodes < leaves_of(shape):
+                raise PlanError(f"--{shape[0]} {shape[1]}x{shape[2]}: {leaves_of(shape)} "
+                                f"switches with nodes need at least as many nodes, not "
+                                f"{self.nodes}")
+            fab = self.fabric_network
+            if fab.num_addresses < FIRST_SWITCH_HOST + MAX_SWITCHES + 2 or not fab.is_private:
+                raise PlanError(f"subnet {self.subnet}: the routed fabric's subnet after it "
+                                f"({fab}) is too small or not private")
         object.__setattr__(self, "state_dir", Path(self.state_dir))
 
     # --- addresses -------------------------------------------------------------------
@@ -123,6 +142,20 @@ class Plan:
 
     def host_address(self, offset: int) -> str:
         return str(self.network.network_address + offset)
+
+    @property
+    def fabric_network(self) -> ipaddress.IPv4Network:
+        """A routed fabric's own subnet: the block after the bridge's (10.201.0.0/24)."""
+        net = self.network
+        return ipaddress.IPv4Network(
+            (int(net.network_address) + net.num_addresses, net.prefixlen))
+
+    @property
+    def fabric_subnet(self) -> str:
+        return str(self.fabric_network)
+
+    def fabric_address(self, offset: int) -> str:
+        return str(self.fabric_network.network_address + offset)
 
     @property
     def bridge_address(self) -> str:
@@ -179,6 +212,11 @@ class Plan:
     def topology_conf(self) -> Path:
         """Slurm's tree topology (with --switches): read from slurm.conf's directory."""
         return self.etc / "topology.conf"
+
+    @property
+    def fabric_topology(self) -> Path:
+        """A routed fabric in our own topology format, with its routing rule (fabric.py)."""
+        return self.etc / "fabric.topology"
 
     @property
     def slurmdbd_conf(self) -> Path:
@@ -240,157 +278,30 @@ class Plan:
     def log_dir(self) -> Path:
         return self.state_dir / "log"
 
-    # --- generated files ---------------------------------------------------------------
+    # --- generated files (conf_files.py) -------------------------------------------------
     def slurm_conf_text(self) -> str:
-        nodes_dir = self.state_dir / "nodes"
-        lines = [
-            "# Generated by `vcluster up`: do not edit (regenerated on every up).",
-            f"ClusterName={CLUSTER_NAME}",
-            f"SlurmctldHost={CTL_HOST}({self.ctl_address})",
-            "SlurmUser=root",
-            "SlurmdUser=root",
-            "SlurmctldPort=6817",
-            "SlurmdPort=6818",
-            "AuthType=auth/munge",
-            "CredType=cred/munge",
-            f"AuthInfo=socket={self.munge_socket}",
-            f"StateSaveLocation={self.ctl_dir / 'state'}",
-            f"SlurmctldPidFile={self.ctl_dir / 'slurmctld.pid'}",
-            f"SlurmctldLogFile={self.log_dir / 'slurmctld.log'}",
-            f"SlurmdSpoolDir={nodes_dir}/%n/spool",
-            f"SlurmdPidFile={nodes_dir}/%n/slurmd.pid",
-            f"SlurmdLogFile={self.log_dir}/slurmd-%n.log",
-            # A TmpFS shared by all nodes makes PMIx collide on its directory.
-            f"TmpFS={nodes_dir}/%n/tmp",
-            "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
-            "JobAcctGatherType=jobacct_gather/none",
-            "SwitchType=switch/none",
-            "MpiDefault=pmix",
-            # The PMIx plugin's tree fences (mpi.conf) hold a step's nodes together only with a
-            # width below the node count: with the default (50) the fence that ends MPI_Init
-            # completed node by node (start-up crashes) and 2-node steps on other than the
-            # first nodes hung. Measured: docs/vcluster.md, bench/bench_vcluster_mpi_start.py.
-            f"TreeWidth={TREE_WIDTH}",
-            "SelectType=select/cons_tres",
-            "SelectTypeParameters=CR_CPU",
-            "SchedulerType=sched/backfill",
-            "ReturnToService=2",
-            # A node whose link is down must be noticed within the tests' time limits.
-            "SlurmdTimeout=30",
-            "SlurmctldTimeout=30",
-            "MessageTimeout=10",
-            "KillWait=5",
-            "InactiveLimit=0",
-            "MinJobAge=300",
-            "UnkillableStepTimeout=30",
-            "SlurmctldDebug=info",
-            "SlurmdDebug=info",
-            "PropagateResourceLimits=NONE",
-            # Use the CPUs declared here, not the machine's (shared by every node).
-            "SlurmdParameters=config_overrides",
-            "MailProg=/bin/true",
-        ]
-        if self.accounting:
-            lines += [
-                "AccountingStorageType=accounting_storage/slurmdbd",
-                f"AccountingStorageHost={self.ctl_address}",
-                "AccountingStoragePort=6819",
-                f"AccountingStoragePass={self.munge_socket}",
-                "JobCompType=jobcomp/none",
-            ]
-        else:
-            lines += ["AccountingStorageType=accounting_storage/none"]
-        if self.switches:  # the tree of topology.conf (switches.py), next to this file
-            lines.append("TopologyPlugin=topology/tree")
-        for n in self.node_list:
-            lines.append(
-                f"NodeName={n.name} NodeAddr={n.address} NodeHostname={n.name} "
-                f"CPUs={self.cpus} RealMemory=1000 State=UNKNOWN"
-            )
-        lines.append(
-            f"PartitionName={PARTITION} Nodes={self.nodeset} Default=YES "
-            "MaxTime=INFINITE State=UP OverSubscribe=NO"
-        )
-        return "\n".join(lines) + "\n"
+        return conf_files.slurm_conf_text(self)
 
     def mpi_conf_text(self) -> str:
-        """PMIx collectives for `srun --mpi=pmix`: a tree (of TreeWidth, slurm.conf) for every
-        fence.
-
-        Slurm 22.05's default ("mixed") runs a fence without data (the barriers ending MPI_Init
-        and in MPI_Finalize) as a tree and one with data as a ring. Measured here (4 nodes,
-        docs/vcluster.md): with the default TreeWidth the tree fence did not hold the nodes
-        together, so a rank could leave MPI_Init and send to a peer not ready yet (crashes in
-        Open MPI's TCP/shared-memory start-up); the ring holds them but hung now and then in
-        2-node steps of a 4-node allocation (fabric-sweep's steps). Trees of width 2 did both
-        right.
-        """
-        return "# Generated by `vcluster up`: do not edit.\nPMIxCollFence=tree\n"
+        return conf_files.mpi_conf_text(self)
 
     def slurmdbd_conf_text(self, db_password: str) -> str:
-        return "\n".join(
-            [
-                "# Generated by `vcluster up --accounting`: do not edit.",
-                "AuthType=auth/munge",
-                f"AuthInfo=socket={self.munge_socket}",
-                f"DbdHost={CTL_HOST}",
-                f"DbdAddr={self.ctl_address}",
-                "DbdPort=6819",
-                "SlurmUser=root",
-                f"PidFile={self.db_dir / 'slurmdbd.pid'}",
-                f"LogFile={self.log_dir / 'slurmdbd.log'}",
-                "DebugLevel=info",
-                "StorageType=accounting_storage/mysql",
-                "StorageHost=127.0.0.1",
-                "StoragePort=3306",
-                "StorageUser=slurm",
-                f"StoragePass={db_password}",
-                "StorageLoc=slurm_acct_db",
-                "",
-            ]
-        )
+        return conf_files.slurmdbd_conf_text(self, db_password)
 
     def hosts_text(self) -> str:
-        """The /etc/hosts every namespace of the cluster sees (bind-mounted over it)."""
-        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
-        lines.append(f"{self.bridge_address}\tvcbridge")
-        lines.append(f"{self.ctl_address}\t{CTL_HOST}")
-        lines += [f"{n.address}\t{n.name}" for n in self.node_list]
-        return "\n".join(lines) + "\n"
+        return conf_files.hosts_text(self)
 
     def hostfile_text(self, slots: int | None = None) -> str:
-        """An Open MPI hostfile naming every node (for mpirun outside Slurm)."""
-        slots = self.cpus if slots is None else slots
-        return "".join(f"{n.name} slots={slots}\n" for n in self.node_list)
+        return conf_files.hostfile_text(self, slots)
 
     def mpi_env(self) -> dict[str, str]:
-        """What Open MPI needs inside a job: stay on the bridge, never bind to cores."""
-        env = {
-            "OMPI_MCA_btl_tcp_if_include": self.subnet,
-            "OMPI_MCA_oob_tcp_if_include": self.subnet,
-            "OMPI_MCA_pml": "ob1",
-            "OMPI_MCA_btl": "self,vader,tcp",
-            "OMPI_MCA_hwloc_base_binding_policy": "none",
-            "OMPI_MCA_rmaps_base_oversubscribe": "1",
-            "PMIX_MCA_gds": "hash",
-        }
-        if os.geteuid() == 0:
-            env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-            env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-        return env
+        return conf_files.mpi_env(self)
 
     def env(self) -> dict[str, str]:
-        """The environment of a shell that uses this cluster (`eval $(vcluster env)`)."""
-        return {
-            "SLURM_CONF": str(self.slurm_conf),
-            STATE_ENV: str(self.state_dir),
-            "VCLUSTER_HOSTFILE": str(self.hostfile),
-            **self.mpi_env(),
-        }
+        return conf_files.env(self)
 
     def env_sh_text(self) -> str:
-        return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env().items())
+        return conf_files.env_sh_text(self)
 
     def to_json(self) -> dict:
         return {
@@ -402,10 +313,11 @@ class Plan:
             "cpus": self.cpus,
             "bridge": self.bridge,
             "switches": self.switches,
+            "fabric": self.fabric,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
         keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge",
-                "switches")
+                "switches", "fabric")
         return cls(**{k: data[k] for k in keys if k in data})

@@ -40,6 +40,7 @@ class PyFabrictest(PythonPackage):
     depends_on("py-numpy@1.21:", type=("build", "run"))
     depends_on("py-mpi4py@3.1:", type=("build", "run"))
     depends_on("py-pyyaml@5.4:", type=("build", "run"))
+    depends_on("py-python-hostlist@1.21:", type=("build", "run"))
 
     # pyproject.toml extras: [rdma] (pyverbs comes with rdma-core), [gpu]
     depends_on("rdma-core+pyverbs", when="+rdma", type=("build", "run"))

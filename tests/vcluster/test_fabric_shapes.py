@@ -1,0 +1,161 @@
+"""The field's shapes on the real vcluster (Slurm 22.05 over network namespaces): one cluster
+per shape, 8 nodes each, small sweeps (`--nmsg 300`).
+
+* `vcluster up --fat-tree 4x2` (routed, destination-mod-k): Slurm reads the fat tree (every
+  leaf under both spines); the partition's node sets come from it; a packet's real path is
+  the one the topology model gives; `degrade-link leaf1 spine1 50mbit` is named by
+  `fabric-sweep --topology slurm --routing dmodk` and by `fabric-report attribute` (over the
+  sweep's runs) as the link, no node; a healthy sweep names nothing.
+* `vcluster up --dragonfly 2x2` (the Slingshot acceptance notes' 2 groups of 2 switches):
+  Slurm's tree with `TopologyParam=dragonfly`; `degrade-link g1s1 g2s1 50mbit` is named as
+  that global link with the cluster's own fabric description (`etc/fabric.topology`: the
+  global wiring and the routing) and as the group pair's global links with Slurm's view.
+
+Each sweep runs once here (about 30 s each, 3 sweeps, ~2 min with both clusters up); the 5 of
+5 runs of each verdict, and a degraded node on both shapes, are bench/bench_fabric_shapes.py's
+(docs/vcluster.md gives its figures).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from vcluster_session import env_of, held_cluster, vcluster
+
+from fabrictest.parsers.node_sets import derive_node_sets
+from fabrictest.parsers.topology import parse_scontrol_topology
+from fabrictest.vcluster.fabric import Fabric
+from fabrictest.vcluster.plan import Plan
+
+pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
+
+
+def sweep(env: dict, tmp_path: Path, name: str, *topology: str):
+    """`salloc -N 8 fabric-sweep --topology ...`: (exit code, verdict lines, json path)."""
+    out = tmp_path / f"{name}.json"
+    cmd = ["salloc", "--partition=vc", "--nodes=8", "--exclusive", "--no-kill", "--time=10",
+           f"--job-name=shape-{name}", str(BIN / "fabric-sweep"), "--launcher", "slurm",
+           "--seed", "5", "--nmsg", "300", "--pair-timeout", "40", "--json", str(out),
+           "--no-pairs", "-q", *topology]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
+                          cwd=tmp_path)
+    (tmp_path / f"{name}.log").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
+    assert out.exists(), f"no sweep JSON; exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.returncode, proc.stdout.split("\nverdict:\n", 1)[1].splitlines(), out
+
+
+def attribute(env: dict, sweep_json: Path, *topology: str) -> list[str]:
+    proc = subprocess.run([str(BIN / "fabric-report"), "attribute", "--sweep", str(sweep_json),
+                           *topology], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return proc.stdout.splitlines()
+
+
+# class-scoped: one cluster at a time (the second class's waits for the first's to go down)
+@pytest.fixture(scope="class")
+def fat_tree(tmp_path_factory):
+    state = tmp_path_factory.mktemp("vc-fat-tree") / "state"
+    with held_cluster(state, "--fat-tree", "4x2", wait_s=540, up_timeout=300):
+        yield state, env_of(state)
+
+
+@pytest.fixture(scope="class")
+def dragonfly(tmp_path_factory):
+    state = tmp_path_factory.mktemp("vc-dragonfly") / "state"
+    with held_cluster(state, "--dragonfly", "2x2", wait_s=540, up_timeout=300):
+        yield state, env_of(state)
+
+
+class TestFatTree:
+    @pytest.fixture
+    def cluster(self, fat_tree):
+        return fat_tree
+
+    def test_slurm_reads_the_fat_tree_and_the_node_sets_come_from_it(self, cluster):
+        state, env = cluster
+        out = subprocess.run(["scontrol", "show", "topology"], capture_output=True, text=True,
+                             env=env, timeout=60).stdout
+        topo = parse_scontrol_topology(out)
+        assert topo.shape == "fat-tree"
+        assert topo.switches["leaf1"].parents == ["spine1", "spine2"]
+        sets = derive_node_sets(topo)
+        assert (sets.hostlist("switch"), sets.hostlist("global"), sets.hostlist("bisection")) \
+            == ("node[01-02]", "node[01-04]", "node[01-08]")
+        # the ReFrame system takes the same topology (partition extras.topology)
+        proc = subprocess.run(
+            [sys.executable, "-c", "import runpy; s = runpy.run_path("
+             "'config/reframe/systems/vcluster.py')['system']; "
+             "print(s['partitions'][0]['extras']['topology'])"],
+            capture_output=True, text=True, env=env, timeout=60,
+            cwd=Path(__file__).resolve().parents[2])
+        assert proc.stdout.strip() == str(state / "etc" / "topology.conf"), proc.stderr
+
+    def test_packets_take_the_path_the_topology_gives(self, cluster):
+        """The switches a packet crosses (ping with a time to live of 1, 2, ...: each switch
+        answers from its own address) are those of the model's route."""
+        state, _env = cluster
+        plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
+        fab = Fabric(plan)
+        for src, dst in (("node01", "node05"), ("node01", "node06"), ("node08", "node03")):
+            s, d = plan.node(src), plan.node(dst)
+            want = [fab.switch_address(x) for x in fab.switches_on(s, d)]
+            got = []
+            for ttl in range(1, len(want) + 1):
+                proc = subprocess.run(["ip", "netns", "exec", s.netns, "ping", "-n", "-c", "1",
+                                       "-W", "2", "-t", str(ttl), fab.node_address(d)],
+                                      capture_output=True, text=True, timeout=30)
+                got += re.findall(r"From (\S+) icmp_seq=1 Time to live exceeded", proc.stdout)
+            assert got == want, (src, dst)
+
+    def test_a_degraded_leaf_spine_link_is_named_by_sweep_and_attribute(self, cluster, tmp_path):
+        state, env = cluster
+        vcluster(state, "degrade-link", "leaf1", "spine1", "50mbit")
+        try:
+            assert "leaf-spine link leaf1<->spine1: 50Mbit  <- degraded" in vcluster(
+                state, "status").stdout
+            rc, lines, js = sweep(env, tmp_path, "link", "--topology", "slurm", "--routing",
+                                  "dmodk")
+        finally:
+            vcluster(state, "degrade-link", "leaf1", "spine1", "none")
+        assert rc == 1 and len(lines) == 1, lines
+        assert lines[0].startswith("suspect: uplink leaf1<->spine1: "), lines
+        said = attribute(env, js, "--topology", "slurm", "--routing", "dmodk")
+        assert said[0].startswith("suspect: uplink leaf1<->spine1: shared by all "), said
+
+    def test_a_healthy_fat_tree_names_nothing(self, cluster, tmp_path):
+        _state, env = cluster
+        rc, lines, _js = sweep(env, tmp_path, "healthy", "--topology", "slurm", "--routing",
+                               "dmodk")
+        assert (rc, lines) == (0, ["suspects: none"])
+
+
+class TestDragonfly:
+    @pytest.fixture
+    def cluster(self, dragonfly):
+        return dragonfly
+
+    def test_a_degraded_global_link_is_named_by_sweep_and_attribute(self, cluster, tmp_path):
+        state, env = cluster
+        # Slurm's view: a tree, a dragonfly's because slurm.conf says TopologyParam=dragonfly
+        proc = subprocess.run(
+            [sys.executable, "-c", "from fabrictest.topology_source import read_topology; "
+             "t = read_topology('slurm'); print(t.shape, t.group_of('g2s1'))"],
+            capture_output=True, text=True, env=env, timeout=120)
+        assert proc.stdout.split() == ["dragonfly", "g2"], proc.stderr
+        fabric = str(state / "etc" / "fabric.topology")
+        vcluster(state, "degrade-link", "g2s1", "g1s1", "50mbit")
+        try:
+            rc, lines, js = sweep(env, tmp_path, "global", "--topology", fabric)
+        finally:
+            vcluster(state, "restore")
+        assert rc == 1 and len(lines) == 1, lines
+        assert lines[0].startswith("suspect: global link g1s1<->g2s1: "), lines
+        assert attribute(env, js, "--topology", fabric)[0].startswith(
+            "suspect: global link g1s1<->g2s1: shared by all ")
