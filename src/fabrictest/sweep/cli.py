@@ -91,10 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at most this many rounds in all: extra rounds measure the ambiguous "
                         f"nodes again (default {DEFAULT_MAX_ROUNDS})")
     g.add_argument("--seed", type=parse_count, default=None)
-    g.add_argument("--expect", type=parse_number, default=None,
-                   help="the figure of a healthy run (Gbps for txrx, MB/s for osu_bw): every "
-                        "node-direction and the cluster's level are also held against it, a "
-                        "side or a whole cluster more than --min-drop below is named")
+    g.add_argument("--expect", metavar="FIGURE[UNIT]", default=None,
+                   help="the figure of a healthy run (Gbps for txrx, MB/s for osu_bw, or with "
+                        "its unit: 100Gbps, 12000MB/s): every node-direction and the cluster's "
+                        "level are also held against it, a side or a whole cluster more than "
+                        "--min-drop below is named")
     g.add_argument("--expect-from", metavar="REFERENCE_YAML",
                    help="also hold every node-direction against the calibrated rate of one "
                         "tx/rx stream between two nodes in this reference file (TxRxTest "

@@ -325,14 +325,22 @@ def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, s
               + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
     met = table.partners_of(amb_nodes)
     seed = int(rng.integers(1 << 31))
+    # a node with one side in doubt spends both runs of its lane on that side
+    sides = (ev.state == AMBIGUOUS).reshape(-1, 2)[amb_nodes]
+    one_way = {int(n): int(np.flatnonzero(s)[0]) for n, s in zip(
+        amb_nodes.tolist(), sides, strict=True) if s.sum() == 1}
     if regions is None:
-        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason)
+        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason,
+                          one_way=one_way)
     else:  # partners on the same side of every slow uplink: runs it does not explain away
         parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
-                             good[regions[good] == g], met, seed=seed + i, reason=reason)
+                             good[regions[good] == g], met, seed=seed + i, reason=reason,
+                             one_way=one_way)
                  for i, g in enumerate(np.unique(regions[amb_nodes]).tolist())]
-        rnd = Round(r, "extra", np.concatenate([p.a for p in parts]),
-                    np.concatenate([p.b for p in parts]), nodes, reason=reason)
+        rnd = Round(r, "extra", *(np.concatenate([p.a for p in parts]),
+                                  np.concatenate([p.b for p in parts])), nodes, reason=reason,
+                    s2=np.concatenate([p.second()[0] for p in parts]),
+                    d2=np.concatenate([p.second()[1] for p in parts]))
     if len(rnd) == 0:
         return None, f"no partner left for the {amb.size} ambiguous node-directions"
     return rnd, ""
