@@ -33,6 +33,7 @@ from .estimate import VerdictParams
 from .expectation import Expectation, ExpectationError, from_reference
 from .measure import OsuBw, Txrx
 from .options import OneLineParser, UsageError, parse_count, parse_number
+from .outfile import OutputPathError
 from .output import render
 from .runners import LocalRunner, SlurmRunner
 from .runs import OK
@@ -185,7 +186,7 @@ def _main(argv) -> int:
     if args.json:
         try:
             res.write_json(args.json)
-        except OSError as err:  # checked up front; the directory may have gone since
+        except (OSError, OutputPathError) as err:  # checked up front; things change
             return options.fail(f"--json {args.json}: {err}")
     if res.interrupted:
         return EXIT_INTERRUPTED

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from .estimate import (
     weigh,
 )
 from .expectation import Expectation
+from .outfile import write_whole
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
@@ -138,18 +138,16 @@ class SweepResult:
         }
 
     def write_json(self, path: str) -> None:
-        """Written whole or not at all: a reader never sees half a file."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                # indented for a small cluster; compact (json's fast encoder) for a large one
-                indent = 1 if len(self.nodes) <= 200 else None
-                json.dump(self.to_dict(), fh, indent=indent)
-                fh.write("\n")
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        """Written whole or not at all (a reader never sees half a file), and never in place
+        of a link or a special file (outfile.py)."""
+        # indented for a small cluster; compact (json's fast encoder) for a large one
+        indent = 1 if len(self.nodes) <= 200 else None
+
+        def write(fh):
+            json.dump(self.to_dict(), fh, indent=indent)
+            fh.write("\n")
+
+        write_whole(path, write)
 
 
 def plan_text(n: int, runner: Runner, rounds: int, max_rounds: int) -> str:
@@ -231,7 +229,10 @@ def run_sweep(
     max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
     table = RunTable(nodes)
-    plan = screening_rounds(nodes, rounds, seed=seed)
+    plan = screening_rounds(nodes, rounds, seed=seed, reserve=max_rounds - rounds)
+    # matchings held back: more screening when the level is in doubt (one pair far above
+    # every other run: a slow majority, or two fast nodes?)
+    plan, reserve = plan[:rounds], plan[rounds:]
     done: list[Round] = []
     interrupted, stop = False, ""
     level: Level | None = None
@@ -240,15 +241,27 @@ def run_sweep(
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
     regions = None  # with slow uplinks: per node, which side of them it is on
+    inside_done = False
     try:
         for r in range(max_rounds):
-            inside = (inside_round(r, table, topology, None if seed is None else seed + r)
-                      if topology is not None and r == len(plan) else None)
+            inside = None
+            if r >= len(plan) and topology is not None and not inside_done:
+                inside_done = True  # once, right after screening
+                inside = inside_round(r, table, topology, None if seed is None else seed + r)
             if r < len(plan):
                 rnd = plan[r]
             elif inside is not None:
                 rnd = inside
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
+            elif reserve and level is not None and level.in_doubt:
+                rnd = reserve.pop(0)
+                rnd.index, rnd.reason = r, (
+                    f"{'–'.join(level.upper.nodes[:2])} run at "
+                    f"{level.upper.center / level.upper.below:.2f}x every other run with each "
+                    "other: one more screening matching, to tell a slow majority from two "
+                    "fast nodes")
+                say(f"round {r} (screen, {len(rnd)} pairs): {rnd.reason}")
+                level = None  # weighed again with it
             else:
                 rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:

@@ -29,8 +29,11 @@ def _circle_pairs(labels: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     return order[: m // 2], order[::-1][: m // 2]
 
 
-def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None) -> list[Round]:
-    """`rounds` perfect matchings of the nodes with no pair repeated (capped at N-1 or N)."""
+def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None,
+                     reserve: int = 0) -> list[Round]:
+    """`rounds` perfect matchings of the nodes with no pair repeated (capped at N-1 or N),
+    then up to `reserve` more from the same tournament (no pair repeated either), drawn after
+    the first ones so that these do not depend on `reserve`."""
     if len(set(names)) != len(names):
         raise ValueError("node names must be unique")
     if len(names) < 2:
@@ -41,15 +44,21 @@ def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None)
         labels = np.append(labels, -1)
     available = len(labels) - 1  # distinct matchings in the tournament
     chosen = rng.choice(available, size=min(rounds, available), replace=False)
-    out = []
-    for i, r in enumerate(chosen):
-        a, b = _circle_pairs(labels, int(r))
-        real = (a >= 0) & (b >= 0)
-        order = rng.permutation(int(real.sum()))
-        idle = [int(x) for x in np.concatenate([a[~real], b[~real]]) if x >= 0]
-        out.append(Round(index=i, kind="screen", a=a[real][order], b=b[real][order],
-                         names=names, idle=idle))
+    out = [_matching(i, labels, int(r), names, rng) for i, r in enumerate(chosen)]
+    rest = np.setdiff1d(np.arange(available), chosen)
+    if reserve > 0 and rest.size:
+        more = rng.choice(rest, size=min(reserve, rest.size), replace=False)
+        out += [_matching(len(out) + i, labels, int(r), names, rng) for i, r in enumerate(more)]
     return out
+
+
+def _matching(index: int, labels: np.ndarray, r: int, names: Sequence[str], rng) -> Round:
+    a, b = _circle_pairs(labels, r)
+    real = (a >= 0) & (b >= 0)
+    order = rng.permutation(int(real.sum()))
+    idle = [int(x) for x in np.concatenate([a[~real], b[~real]]) if x >= 0]
+    return Round(index=index, kind="screen", a=a[real][order], b=b[real][order], names=names,
+                 idle=idle)
 
 
 def extra_round(
