@@ -58,6 +58,9 @@ class SweepResult:
     stop_reason: str = ""
     expected: Expectation | None = None  # the reference rate the sides are held against
     uplinks: list = field(default_factory=list)  # topology.UplinkReport, with a topology
+    #: why the level was held against no reference ('' when it was: expected)
+    unjudged: str = ""
+    topology_note: str = ""  # where the topology came from, or why there is none
 
     @property
     def level(self) -> Level:
@@ -130,6 +133,8 @@ class SweepResult:
             "failed_runs": v.failed_runs,
             "undecided": [list(u) for u in v.undecided],
             "expected": self.expected.to_dict() if self.expected else None,
+            "level_unjudged": self.unjudged or None,
+            "topology": self.topology_note or None,
             "notes": v.notes,
             "uplinks": [asdict(u) for u in self.uplinks],
             "healthy": v.healthy,
@@ -261,7 +266,9 @@ def run_sweep(
                     "other: one more screening matching, to tell a slow majority from two "
                     "fast nodes")
                 say(f"round {r} (screen, {len(rnd)} pairs): {rnd.reason}")
-                level = None  # weighed again with it
+                # weighed again with it, from scratch: what was cleared against the old level
+                # is not cleared against the new one
+                level, ev = None, None
             else:
                 rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:

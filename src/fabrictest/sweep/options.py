@@ -110,6 +110,7 @@ def _expect(args: argparse.Namespace) -> None:
     from .expectation import convert, implausible, parse_rate
 
     args.expect_unit = None
+    args.expect_text = args.expect
     if args.expect is None or isinstance(args.expect, float):
         return
     try:
