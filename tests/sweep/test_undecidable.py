@@ -63,11 +63,14 @@ def test_two_nodes_one_slow_against_a_reference_cannot_tell_which(capsys):
 
 
 def test_two_nodes_one_direction_slow_names_the_direction_not_a_node(capsys):
-    rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3:tx",
-                         "--seed", "1")
+    rc, lines, out = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3:tx",
+                           "--seed", "1")
     assert rc == 1
     assert len(lines) == 1 and lines[0].startswith("slow pair: node01->node02 ("), lines
     assert "node01 sending or node02 receiving is slow, cannot tell which" in lines[0]
+    # no extra rounds: measuring the one pair again cannot tell which node
+    assert out.startswith("sweep of 2 nodes, simulation (sigma 0.05): 1 rounds (1 screening + "
+                          "0 extra; at most 8), 2 runs")
 
 
 def test_two_healthy_nodes_at_their_reference_pass(capsys):

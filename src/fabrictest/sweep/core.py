@@ -269,6 +269,9 @@ def run_sweep(
                 # weighed again with it, from scratch: what was cleared against the old level
                 # is not cleared against the new one
                 level, ev = None, None
+            elif len(nodes) == 2:  # one pair: measuring it again cannot tell which node
+                stop = "2 nodes: one pair, measured both ways (more rounds cannot tell which)"
+                break
             else:
                 rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:
