@@ -103,9 +103,11 @@ def test_report_compares_and_draws_the_sweep_that_found_a_suspect(tmp_path):
         capture_output=True, text=True, timeout=120)
     rows = json.loads((tmp_path / "cmp.json").read_text())["rows"]
     assert not [r for r in rows if r["status"] == "failed"], cmp.stdout
-    regressed = {r["pvar"] for r in rows if r["status"] == "REGRESSED"}
-    assert "node03" in regressed and all("node03" in p for p in regressed), cmp.stdout
-    assert cmp.returncode == 1
+    # one session a side: no noise to call a regression with (fabric-report's rule since
+    # issue 27); what moved beyond the tolerance is node03's figures, and only those
+    moved = {r["pvar"] for r in rows if r["status"] in ("REGRESSED", "changed")}
+    assert "node03" in moved and all("node03" in p for p in moved), cmp.stdout
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr  # changed, not regressed
     html = subprocess.run(
         [str(BIN / "fabric-report"), "html", "--report", str(tmp_path / "slow.json"), "-o",
          str(tmp_path / "html")], capture_output=True, text=True, timeout=120)
