@@ -148,7 +148,8 @@ def test_link_down_is_reported_unreachable_not_hung(cluster, tmp_path):
 
 def test_reframe_sweep_sessions_compared_flag_the_degraded_node(cluster, tmp_path):
     """The ReFrame SweepTest run twice (healthy, then node03 degraded), both stored with
-    --session-extras; `fabric-report compare --tag ... --tag ...` flags node03 only, and
+    --session-extras; `fabric-report compare --tag ... --tag ...` says node03's figures
+    changed (one session a side: no regression without noise) and no other, and
     `fabric-report html` draws the sweep from the stored session."""
     state, env = cluster
     root = Path(__file__).resolve().parents[2]
@@ -180,12 +181,14 @@ def test_reframe_sweep_sessions_compared_flag_the_degraded_node(cluster, tmp_pat
         [str(BIN / "fabric-report"), "compare", "--tag", "stack=pre-upgrade", "--tag",
          "stack=post-upgrade", "--json", str(tmp_path / "cmp.json")],
         capture_output=True, text=True, env=env, timeout=300)
-    assert cmp.returncode == 1, cmp.stdout + cmp.stderr
+    # one session a side: no noise to call a regression with (fabric-report's rule since
+    # issue 27), so the figures beyond the tolerance are "changed", and the exit status 0
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr
     rows = json.loads((tmp_path / "cmp.json").read_text())["rows"]
-    regressed = sorted(r["pvar"] for r in rows if r["status"] == "REGRESSED")
+    moved = sorted(r["pvar"] for r in rows if r["status"] in ("REGRESSED", "changed"))
     # node03's own figure, its directions and its runs; nothing that does not involve node03
-    assert {"node03", "node03_send", "node03_recv"} <= set(regressed), cmp.stdout
-    assert all("node03" in pvar for pvar in regressed), cmp.stdout
+    assert {"node03", "node03_send", "node03_recv"} <= set(moved), cmp.stdout
+    assert all("node03" in pvar for pvar in moved), cmp.stdout
     assert not [r for r in rows if r["status"] == "failed"], cmp.stdout
     html = subprocess.run(
         [str(BIN / "fabric-report"), "html", "--tag", "stack=pre-upgrade", "--tag",
