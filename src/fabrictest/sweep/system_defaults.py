@@ -7,30 +7,20 @@ slower alike. Where Slurm knows the switches (`scontrol show topology`) and the 
 calibrated reference (`reference/<system>.yaml`: TxRxTest paired stream_gbps), an experienced
 engineer would use both, so the sweep does unless told not to (`--no-topology`,
 `--no-reference`). The system is ReFrame's (`$RFM_SYSTEM`, before any `:partition`) or else
-Slurm's cluster name (`$SLURM_CLUSTER_NAME`, set in every allocation); the reference directory
-ReFrame's (`$RFM_REFERENCE_PREFIX`), else the suite's own `reference/`. When neither applies,
-the summary says why the level is unjudged.
+Slurm's cluster name (`$SLURM_CLUSTER_NAME`, set in every allocation); its file is where every
+reader finds the references (`fabrictest.references.reference_file`: `$RFM_REFERENCE_PREFIX`,
+else the suite's own `reference/`). When no reference applies, the summary says why the level
+is unjudged.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
+from ..references import reference_file
 from ..topology_source import TopologyError, read_topology
 from .expectation import Expectation, ExpectationError, from_reference
-
-#: the suite's own references, beside the package in a checkout (pip install -e)
-SUITE_REFERENCES = Path(__file__).resolve().parents[3] / "reference"
-
-
-def reference_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    prefix = env.get("RFM_REFERENCE_PREFIX")
-    if prefix:
-        return Path(prefix)
-    return SUITE_REFERENCES if SUITE_REFERENCES.is_dir() else Path("reference")
 
 
 def system_name(env: Mapping[str, str] | None = None) -> str | None:
@@ -46,7 +36,7 @@ def system_expectation(method: str, shaping: dict[str, int],
     system = system_name(env)
     if system is None:
         return None, "no system named ($RFM_SYSTEM or Slurm's $SLURM_CLUSTER_NAME)"
-    path = reference_dir(env) / f"{system}.yaml"
+    path = reference_file(system)
     if not path.is_file():
         return None, f"system {system} has no reference file ({path})"
     try:
