@@ -75,3 +75,87 @@ def test_local_lists_the_cuda_cases_with_a_gpu_and_a_toolkit(tmp_path):
     run = run_reframe(["--system", "local", "-l", "-n", "TxRxTest"], tmp_path / "no-toolkit",
                       timeout=180, env={"PATH": env["PATH"], "CUDA_HOME": str(tmp_path / "none")})
     assert run.returncode == 0 and [line for line in listed(run) if "%buffer=cuda" in line] == []
+
+
+# -- the one-node GPU cases (issue 33) and NCCL (issue 32) on local ------------------------------
+
+ONE_NODE = "OsuGpuAwareTest|GpuExchangeTest|NcclTest"
+
+
+def stand_in_suites(tmp_path: Path) -> dict[str, str]:
+    """OSU_HOME and NCCL_TESTS_HOME holding stand-in programs (listing only)."""
+    for path in (tmp_path / "osu" / "bin" / "osu_bw", tmp_path / "osu" / "bin" / "osu_bibw",
+                 tmp_path / "nccl" / "build" / "all_reduce_perf",
+                 tmp_path / "nccl" / "build" / "alltoall_perf"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\nexit 0\n")
+        path.chmod(0o755)
+    return {"OSU_HOME": str(tmp_path / "osu"), "NCCL_TESTS_HOME": str(tmp_path / "nccl")}
+
+
+def gpu_host(tmp_path: Path, gpus: int) -> dict[str, str]:
+    """The environment of a host whose nvidia-smi lists ``gpus`` GPUs, with a toolkit and the
+    suites."""
+    listing = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i})\\n" for i in range(gpus))
+    env = stand_in_smi(tmp_path, f"printf '{listing}'")
+    return {"PATH": env["PATH"], "CUDA_HOME": fake_toolkit(tmp_path), **stand_in_suites(tmp_path)}
+
+
+def test_without_a_gpu_the_listing_says_why(tmp_path):
+    """No driver here: every GPU case is left out, and -vv says it is the driver that lacks."""
+    if has_cuda():
+        pytest.skip("this host has a GPU and CUDA")
+    path = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(d) / "nvidia-smi").exists())
+    run = run_reframe(["--system", "local", "-l", "-vv", "-n", ONE_NODE], tmp_path / "r",
+                      timeout=180, env={"PATH": path, **stand_in_suites(tmp_path)})
+    assert listed(run) == [], run.output[-2000:]
+    why = "not listed on local:default: has no +gpu (no nvidia-smi on PATH (no NVIDIA driver))"
+    for case in ("OsuGpuAwareTest %benchmark=osu_bw %span=node",
+                 "GpuExchangeTest %program=alltomany",
+                 "NcclTest %benchmark=all_reduce_perf %span=node"):
+        assert f"{case}: {why}" in run.output, case
+
+
+def test_one_gpu_lists_the_one_node_cases_but_not_nccl(tmp_path):
+    """One GPU: the D-D/H-H cases run with 2 ranks sharing it; NCCL's bus bandwidth with one
+    rank is 0 by definition, so NcclTest is not listed, saying so; two nodes' cases neither."""
+    run = run_reframe(["--system", "local", "-l", "-vv", "-n", ONE_NODE], tmp_path / "r",
+                      timeout=180, env=gpu_host(tmp_path, 1))
+    assert run.returncode == 0, run.output[-3000:]
+    names = [re.sub(r"\s*/[0-9a-f]{8}$", "", line.strip()[2:]) for line in listed(run)]
+    assert sorted(names) == ["GpuExchangeTest %program=alltomany",
+                             "GpuExchangeTest %program=bisection_bw",
+                             "OsuGpuAwareTest %benchmark=osu_bibw %span=node",
+                             "OsuGpuAwareTest %benchmark=osu_bw %span=node"], names
+    assert ("NcclTest %benchmark=alltoall_perf %span=node: not listed on local:default: "
+            "alltoall_perf needs 2 GPUs per node (one rank each), the partition declares 1: "
+            "with one rank the bus bandwidth is 0") in run.output
+    assert ("OsuGpuAwareTest %benchmark=osu_bw %span=nodes: not listed on local:default: "
+            "osu_bw between nodes needs 2 nodes, has 1") in run.output
+
+
+def test_two_gpus_list_nccl_on_the_node(tmp_path):
+    run = run_reframe(["--system", "local", "-l", "-n", "NcclTest"], tmp_path / "r",
+                      timeout=180, env=gpu_host(tmp_path, 2))
+    assert run.returncode == 0, run.output[-3000:]
+    names = [re.sub(r"\s*/[0-9a-f]{8}$", "", line.strip()[2:]) for line in listed(run)]
+    assert sorted(names) == ["NcclTest %benchmark=all_reduce_perf %span=node",
+                             "NcclTest %benchmark=alltoall_perf %span=node"], names
+
+
+def test_one_gpu_job_scripts_place_two_ranks_and_say_they_share_it(tmp_path):
+    run = run_reframe(["--system", "local", "--dry-run", "-n", "GpuExchangeTest|OsuGpuAwareTest"],
+                      tmp_path / "r", timeout=300, env=gpu_host(tmp_path, 1))
+    assert run.returncode == 0, run.output[-3000:]
+    bis = run.job_script("GpuExchangeTest %program=bisection_bw")
+    assert re.search(r"^mpirun -np 2 --oversubscribe --bind-to none \S*bisection_bw -d host -s 4k "
+                     r"-e 4m 2 50 > host\.out; ", bis, re.M), bis
+    assert re.search(r"^mpirun -np 2 .*bisection_bw -d device -s 4k -e 4m 2 50$", bis, re.M)
+    descr = {c["display_name"]: c["descr"] for c in run.cases()}
+    assert descr["GpuExchangeTest %program=bisection_bw"] == (
+        "bisection_bw on one node, 2 ranks sharing its one GPU: device vs host buffers")
+    assert descr["OsuGpuAwareTest %benchmark=osu_bw %span=node"] == (
+        "osu_bw H H, H D, D D on one node: 2 ranks sharing its one GPU")
+    osu = run.job_script("OsuGpuAwareTest %benchmark=osu_bw %span=node")
+    assert re.search(r"^mpirun -np 2 .*osu_bw -d cuda H H > osu_HH\.out; ", osu, re.M), osu
