@@ -100,6 +100,16 @@ class GpuExchangeTest(FabricTest):
         status = EXIT_STATUS_LINE.format(what="the host-buffer run", status="$?")
         self.prerun_cmds.append(" ".join(cmd) + f'; echo "{status}" >&2')
 
+    def launch_problems(self):
+        """A crashed or refused run, with the program's own reason (``bisection_bw: error:
+        -d device needs a GPU, but ...``: what this node lacks)."""
+        problems = super().launch_problems()
+        if problems:
+            own = [line.strip() for line in self.output_text(self.stderr).splitlines()
+                   if line.startswith(f"{self.program}: error:")]
+            problems += own[:1]
+        return problems
+
     def parse(self, text):
         if self.program == "bisection_bw":
             return parse_bisection(text)

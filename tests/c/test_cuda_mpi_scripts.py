@@ -116,7 +116,7 @@ def test_a_failing_configure_is_one_fail_line_with_its_log(tmp_path):
             "--source", fake_source(tmp_path, exit_status=1))
     assert p.returncode == 1
     fails = [line for line in p.stdout.splitlines() if line.startswith("FAIL ")]
-    assert fails == [f"FAIL build-cuda-mpi: configure-openmpi (exit 1): configure: error: "
+    assert fails == ["FAIL build-cuda-mpi: configure-openmpi (exit 1): configure: error: "
                      "stand-in stops here "], p.stdout
     assert f"the whole log: {tmp_path}/prefix/build/logs/configure-openmpi.log" in p.stdout
 

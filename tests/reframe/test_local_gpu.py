@@ -159,3 +159,77 @@ def test_one_gpu_job_scripts_place_two_ranks_and_say_they_share_it(tmp_path):
         "osu_bw H H, H D, D D on one node: 2 ranks sharing its one GPU")
     osu = run.job_script("OsuGpuAwareTest %benchmark=osu_bw %span=node")
     assert re.search(r"^mpirun -np 2 .*osu_bw -d cuda H H > osu_HH\.out; ", osu, re.M), osu
+
+
+def wheel_toolkit() -> str:
+    """NVIDIA's CUDA 13 wheels of this Python (nvidia/cu13: headers and libcudart_static.a),
+    which `make GPU=cuda` builds against; else skip."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for loc in list(spec.submodule_search_locations or []) if spec else []:
+        home = Path(loc) / "cu13"
+        if (home / "lib" / "libcudart_static.a").is_file():
+            return str(home)
+    pytest.skip("no CUDA wheels (pip install nvidia-cuda-runtime nvidia-cuda-nvcc)")
+
+
+def osu_replaying_the_h100(tmp_path: Path, dd: str) -> str:
+    """An OSU_HOME whose osu_bw prints, on rank 0, the H100's recorded osu_bw -d cuda run of the
+    buffers its last two arguments ask for (tests/data/real-outputs-local/SOURCES.md), D D
+    replaced by ``dd``."""
+    from recordings import read
+
+    home = tmp_path / "osu-h100"
+    (home / "bin").mkdir(parents=True)
+    for mode in ("HH", "HD", "DD"):
+        text = dd if mode == "DD" else read(f"osu_bw-7.4-cuda-{mode}-ompi4.1-h100.txt")
+        (home / f"osu_bw-{mode}.txt").write_text(text)
+    exe = home / "bin" / "osu_bw"
+    exe.write_text('#!/bin/bash\nmode="${@: -2:1}${@: -1}"\n'
+                   f'[ "${{OMPI_COMM_WORLD_RANK:-0}}" = 0 ] && cat "{home}/osu_bw-$mode.txt"\n'
+                   "exit 0\n")
+    exe.chmod(0o755)
+    return str(home)
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_one_node_cases_through_reframe_without_a_gpu(tmp_path):
+    """local made +gpu by a stand-in nvidia-smi, the programs built GPU=cuda against NVIDIA's
+    wheels: OsuGpuAwareTest %span=node reads the H100's real osu_bw outputs and passes, and with
+    the notes' symptom in its D D run (H H x 10.9/19.5) fails by the notes' rule; our
+    GpuExchangeTest runs its real programs and fails closed, naming the missing GPU."""
+    from recordings import read
+
+    if has_cuda():
+        pytest.skip("this host has a GPU: the stand-ins would hide it")
+    hh = read("osu_bw-7.4-cuda-HH-ompi4.1-h100.txt")
+    slow = re.sub(r"^(\d+)(\s+)([\d.]+)$",
+                  lambda m: f"{m[1]}{m[2]}{float(m[3]) * 10.9 / 19.5:.2f}", hh, flags=re.M)
+    cuda = wheel_toolkit()
+    results = {}
+    for name, dd in (("healthy", read("osu_bw-7.4-cuda-DD-ompi4.1-h100.txt")), ("notes", slow)):
+        (tmp_path / name).mkdir()
+        env = {"PATH": stand_in_smi(tmp_path / name, "echo 'GPU 0: NVIDIA H100 80GB HBM3'")["PATH"],
+               "CUDA_HOME": cuda, "OSU_HOME": osu_replaying_the_h100(tmp_path / name, dd)}
+        cases = "OsuGpuAwareTest%benchmark=osu_bw%span=node"
+        if name == "healthy":
+            cases += "|GpuExchangeTest%program=bisection_bw"
+        results[name] = run_reframe(["--system", "local", "-r", "-n", cases, "-S",
+                                     "missing_reference=warn"], tmp_path / name / "r",
+                                    timeout=600, env=env)
+    healthy, notes = results["healthy"], results["notes"]
+    osu = healthy.case("OsuGpuAwareTest %benchmark=osu_bw %span=node")
+    assert osu["result"] == "pass", (osu["fail_reason"], healthy.output[-3000:])
+    assert osu["num_tasks"] == 2 and osu["num_tasks_per_node"] == 2
+    figures = {k.split(":")[-1]: v[0] for k, v in osu["perfvalues"].items()}
+    assert figures["bw_hh"] == 15257.69 and figures["bw_dd"] == 444095.76
+    exchange = healthy.case("GpuExchangeTest %program=bisection_bw")
+    assert exchange["result"] == "fail"
+    assert re.search(r"bisection_bw: error: .*-d device needs a GPU", exchange["fail_reason"]), (
+        exchange["fail_reason"])
+    failed = notes.case("OsuGpuAwareTest %benchmark=osu_bw %span=node")
+    assert failed["result"] == "fail"
+    assert "device-to-device bandwidth is 0.56 of host-to-host, below 0.8" in (
+        failed["fail_reason"])
