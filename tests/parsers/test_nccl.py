@@ -89,6 +89,8 @@ def test_the_old_layout_is_refused_in_one_line():
 
 
 @pytest.mark.parametrize("text", ["", "   \n", "# OSU MPI Bandwidth Test v7.4\n1 2.0\n",
+                                  "Segmentation fault (core dumped)\n", "nan inf -1 1e999\n",
+                                  "\x00\x01binary\xff\n", "8 2 float sum -1 1 0 0 0 1 0 0 0\n",
                                   "#       size         count      type   redop    root     time"
                                   "   algbw   busbw #wrong     time   algbw   busbw #wrong\n"])
 def test_not_nccl_output_is_a_parse_error(text):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _rfm import run_reframe
 
-from fabrictest.gpus import cuda_gpus, cuda_toolkit, gpu_names, has_cuda
+from fabrictest.gpus import cuda_gpus, cuda_host, cuda_toolkit, gpu_names, has_cuda
 
 H100 = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-96119cef-1a67-70b2-5dc2-3712484fe97b)\n"
 
@@ -20,7 +20,7 @@ H100 = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-96119cef-1a67-70b2-5dc2-3712484f
 def stand_in_smi(tmp_path: Path, script: str) -> dict[str, str]:
     """An environment whose PATH starts with a stand-in nvidia-smi running ``script``."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+    bin_dir.mkdir(parents=True, exist_ok=True)
     smi = bin_dir / "nvidia-smi"
     smi.write_text(f"#!/bin/sh\n{script}\n")
     smi.chmod(0o755)
@@ -55,6 +55,20 @@ def test_a_gpu_needs_a_toolkit_to_count(tmp_path):
     home = fake_toolkit(tmp_path)
     assert cuda_toolkit({**env, "CUDA_HOME": home}) == Path(home)
     assert has_cuda({**env, "CUDA_HOME": home})
+
+
+def test_why_a_host_is_not_gpu_in_words(tmp_path):
+    assert cuda_host({"PATH": str(tmp_path)}).why_not == "no nvidia-smi on PATH (no NVIDIA driver)"
+    failing = stand_in_smi(tmp_path / "a", "echo 'NVIDIA-SMI has failed' >&2; exit 9")
+    assert cuda_host(failing).why_not == "nvidia-smi -L failed (exit status 9): NVIDIA-SMI has failed"
+    none = stand_in_smi(tmp_path / "b", "echo 'No devices were found'")
+    assert cuda_host(none).why_not == "nvidia-smi -L lists no GPU"
+    one = stand_in_smi(tmp_path / "c", f"printf '{H100}'")
+    host = cuda_host({**one, "CUDA_HOME": str(tmp_path / "none")})
+    assert host.why_not == (f"1 GPU(s) but no CUDA toolkit at CUDA_HOME={tmp_path / 'none'} "
+                            "(include/cuda_runtime_api.h missing)")
+    host = cuda_host({**one, "CUDA_HOME": fake_toolkit(tmp_path)})
+    assert host.usable and host.gpus == ("NVIDIA H100 80GB HBM3",)
 
 
 def listed(run) -> list[str]:
