@@ -277,7 +277,9 @@ class OsuGpuAwareTest(OsuBase):
         problems = []
         for mode in self.modes:
             res = self.mode_result(mode)
-            problems += self.run_problems(res, f"{name} {mode}", self.benchmark)
+            # one node: the ranks' path is the node's own (NVLink, xGMI, shared memory)
+            problems += self.run_problems(res, f"{name} {mode}", self.benchmark,
+                                          one_host=self.span == "node")
             problems += placement_problems(res, mode, self.accel, f"{name} {mode}")
         if problems:
             return problems

@@ -57,6 +57,8 @@ system = {
                 "num_nodes": 2,
                 "ranks_per_node": 4,
                 "gpu_runtime": "cuda",
+                # four 400 Gb/s NICs per node, one per GPU (EDIT)
+                "line_rate_gbps": 1600,
             },
         }
     ],
