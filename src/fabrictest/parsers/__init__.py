@@ -24,6 +24,7 @@ module             function                                  tool
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
 ``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
+``nccl``           ``parse_nccl``                            nccl-tests, rccl-tests
 =================  ========================================  ============================
 
 All raise :class:`ParseError` (a ``ValueError``), and no other exception, on text that is not

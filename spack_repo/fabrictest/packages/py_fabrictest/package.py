@@ -44,7 +44,7 @@ class PyFabrictest(PythonPackage):
 
     # pyproject.toml extras: [rdma] (pyverbs comes with rdma-core), [gpu]
     depends_on("rdma-core+pyverbs", when="+rdma", type=("build", "run"))
-    depends_on("py-cupy@13:+cuda", when="+cuda", type=("build", "run"))
+    depends_on("py-cupy@14:+cuda", when="+cuda", type=("build", "run"))
 
     def test_import(self):
         """import fabrictest and its MPI launch helper"""
