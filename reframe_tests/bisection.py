@@ -15,6 +15,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_node_sets import node_set_sizes, node_sets
+from fabric_types import Count, Real
 from reframe.core.builtins import performance_function, run_after, variable
 
 from fabrictest.parsers.bisection import missing, parse_bisection
@@ -25,9 +26,12 @@ class BisectionTest(FabricTest):
     descr = "bisection bandwidth: each rank exchanges with its partner across the machine's halves"
     scenario = variable(str, value="bisection")
     #: ranks per node; unset: the partition's ranks_per_node
-    ppn = variable(int, type(None), value=None)
+    ppn = variable(Count, type(None), value=None)
     #: repetitions per size; unset: 100 (20 in the quick profile)
-    num_reps = variable(int, type(None), value=None)
+    num_reps = variable(Count, type(None), value=None)
+    #: seconds any rank waits for a peer before the program ends the job (-T); unset: the
+    #: program's default (docs/c-programs.md)
+    program_timeout = variable(Real, type(None), value=None)
 
     tags = {"fabric", "bisection", "acceptance", "regression"}
     informational_perf_vars = [r"node_bw_\d+"]
@@ -46,6 +50,9 @@ class BisectionTest(FabricTest):
         )
         self.executable = self.binaries.program("bisection_bw")
         self.executable_opts = [str(ppn), str(reps)]
+        if self.program_timeout is not None:
+            self.executable_opts = ["-T", f"{self.program_timeout:g}", *self.executable_opts]
+        self.layout = {"nodes": nodes, "ppn": ppn, "reps": reps}
         # the pairs across the top of the tree (extras.topology or node_sets["bisection"]):
         # Slurm places the rank blocks in node-name order, first half against second half
         crossing = node_sets(self.current_partition).get("bisection")
@@ -59,7 +66,7 @@ class BisectionTest(FabricTest):
         return parse_bisection(text)
 
     def result_problems(self):
-        return missing(self.result(), ranks=self.num_tasks)
+        return missing(self.result(), ranks=self.num_tasks, **self.layout)
 
     @performance_function("MB/s")
     def node_bw(self):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
+from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers import physical
@@ -30,9 +31,9 @@ class ImbTest(FabricTest):
     benchmark = parameter(["PingPong", "Uniband", "Biband"])
     transport = parameter(["rdma", "tcp"])
     #: largest size 2**msglog (the ORFEO IMB notes: 28); quick profile: 16
-    msglog = variable(int, type(None), value=None)
+    msglog = variable(Count, type(None), value=None)
     #: at most this many repetitions per size (-iter); unset: extras.imb_iter, else IMB's default
-    max_repetitions = variable(int, type(None), value=None)
+    max_repetitions = variable(Count, type(None), value=None)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions")
