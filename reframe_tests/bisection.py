@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_node_sets import node_set_sizes, node_sets
+from fabric_placement import one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import performance_function, run_after, variable
 
-from fabrictest.parsers.bisection import missing, parse_bisection
+from fabrictest.parsers.bisection import above_line_rate, missing, parse_bisection
 
 
 @rfm.simple_test
@@ -66,7 +68,13 @@ class BisectionTest(FabricTest):
         return parse_bisection(text)
 
     def result_problems(self):
-        return missing(self.result(), ranks=self.num_tasks, **self.layout)
+        problems = missing(self.result(), ranks=self.num_tasks, **self.layout)
+        # every rank on one host (local, or a one-node run): the host's memory, not a link
+        rate, what = link_rate(self.current_partition, one_host=(
+            one_host(self.current_partition) or self.layout["nodes"] == 1))
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     @performance_function("MB/s")
     def node_bw(self):

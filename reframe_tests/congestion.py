@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_placement import one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.congestion import missing, parse_congestion
+from fabrictest.parsers.congestion import above_line_rate, missing, parse_congestion
 
 #: nodes each kind of aggressors needs: the victim's two, and one (incast) or two (all-to-all)
 #: for the aggressors
@@ -109,9 +110,14 @@ class CongestionTest(FabricTest):
         return parse_congestion(text)
 
     def result_problems(self):
-        return missing(self.result(), mode=self.aggressors, nodes=self.num_tasks // RANKS_PER_NODE,
-                       ranks=self.num_tasks, one_host=one_host(self.current_partition),
-                       sizes=self.probe_sizes)
+        here = one_host(self.current_partition)
+        problems = missing(self.result(), mode=self.aggressors,
+                           nodes=self.num_tasks // RANKS_PER_NODE, ranks=self.num_tasks,
+                           one_host=here, sizes=self.probe_sizes)
+        rate, what = link_rate(self.current_partition, one_host=here)
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     # -- performance ------------------------------------------------------------------------
     def phase(self, name: str):

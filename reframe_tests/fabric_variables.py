@@ -115,7 +115,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     **{name: positive_count for name in (
         "nmsg", "sim_nmsg", "msg_size", "num_blks", "num_cmsgs", "unit_size", "ppn",
         "num_nodes", "num_reps", "max_size", "osu_iterations", "mbw_nodes",
-        "max_repetitions", "perftest_iters", "rounds", "max_rounds")},
+        "max_repetitions", "perftest_iters", "rounds", "max_rounds", "iterations", "min_bytes",
+        "max_bytes")},
     # congestion's probes: 0 is the size profile's (FULL, QUICK), else 1 .. the program's limit
     **{name: auto_or(whole_between(1, MAX_MESSAGE), 0, "the size profile's") for name in (
         "lat_size", "bw_size", "aggressor_size")},
@@ -156,7 +157,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     **{name: texts for name in ("sweep_options", "modes")},
     # set by the families, not options
     **{name: family_data for name in ("scenario", "informational_perf_vars",
-                                      "reference_aliases", "measured_with", "spack_specs")},
+                                      "informational_here", "reference_aliases",
+                                      "measured_with", "spack_specs")},
 }
 
 

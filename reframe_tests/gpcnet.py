@@ -26,6 +26,7 @@ import re
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_placement import node_count, one_host
 from fabric_types import Flag
 from reframe.core.builtins import parameter, performance_function, run_after, variable
@@ -35,6 +36,7 @@ from fabrictest.parsers.gpcnet import (
     ISOLATED,
     KEY_RESULTS,
     LOADED,
+    above_line_rate,
     missing,
     parse_gpcnet,
 )
@@ -115,8 +117,12 @@ class GpcnetBase(FabricTest):
         return parse_gpcnet(text)
 
     def result_problems(self):
-        return missing(self.result(), program=self.program, ranks=self.num_tasks,
-                       verbose=self.verbose_build, nodes=self.job_nodes)
+        problems = missing(self.result(), program=self.program, ranks=self.num_tasks,
+                           verbose=self.verbose_build, nodes=self.job_nodes)
+        rate, what = link_rate(self.current_partition, one_host=one_host(self.current_partition))
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     def figure(self, table: str, test: str, column: str) -> float:
         return self.result().table(table).row(test).values[column]

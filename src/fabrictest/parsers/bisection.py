@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, sizes_missing
 from .errors import ParseError
+from .physical import MARGIN
 
 #: the sizes the program measures, in order: 1 KiB .. 2 MiB (the Slingshot acceptance notes'
 #: program and ours)
@@ -37,8 +38,6 @@ _NODES = re.compile(r"Number of nodes:\s*(\d+)")
 _REPS = re.compile(r"Num_reps\s*=\s*(\d+)")
 # rank 0's line (the other ranks print only "Number of Process N" fragments)
 _RANK0 = re.compile(r"PPN:\s*\d+,\s*Number of nodes:\s*\d+,\s*Num_reps\s*=\s*\d+")
-#: how far above the line rate a printed figure may be (timers, rounding): 10 %
-MARGIN = 1.10
 # a figure as C's printf can write it, "inf"/"nan"/negative included (missing() names them)
 _FIGURE = r"([-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan))"
 _ROW = re.compile(

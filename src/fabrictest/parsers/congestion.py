@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, require_text
 from .errors import ParseError
+from .physical import MARGIN
 
 PHASES = ("isolated", "loaded")
 MODES = ("incast", "all-to-all")
-#: how far above the line rate a printed rate may be (timers, rounding): 10 %
-MARGIN = 1.10
 
 _HEADER = re.compile(
     r"^# congestion: nodes (\d+), ranks (\d+), aggressors (\S+) \((\d+) ranks\), "

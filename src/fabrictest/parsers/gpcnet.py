@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, require_text
 from .errors import ParseError
+from .physical import MARGIN
 
 ISOLATED = "Isolated Network Tests"
 CONGESTORS = "Isolated Congestion Tests"
@@ -93,8 +94,6 @@ IMPACT_ROUNDING = 0.05 + 1e-9
 #: rows whose partner is on another node (random ring): their rate per rank, times the ranks
 #: of a node, crosses that node's link
 CROSSING_ROWS = ("RR Two-sided BW", "RR Put BW", "RR Two-sided BW+Sync")
-#: how far above the line rate a printed figure may be (timers, rounding): 10 %
-MARGIN = 1.10
 MIB_GBPS = (1 << 20) * 8 / 1e9  # Gb/s in one MiB/s
 
 
