@@ -55,6 +55,8 @@ _COLUMNS = {
     "msg/sec": "msg_per_sec",
 }
 _TIMES = ["bytes", "repetitions", "t_min", "t_max", "t_avg"]
+#: the columns of a collective (Allreduce, Alltoall, Bcast, Allgather ...)
+COLLECTIVE_COLUMNS = _TIMES
 #: the columns each benchmark prints (IMB-MPI1 2018-2021); a collective not named prints _TIMES
 COLUMNS = {
     **{name: ["bytes", "repetitions", "t_usec", "mbytes_per_sec"] for name in ("pingpong",
@@ -331,6 +333,12 @@ def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
                 need = "a finite positive number" if positive else "a finite number >= 0"
                 problems.append(f"{label}: {name} at {human_bytes(row.bytes)} is {value:g}, "
                                 f"not {need}")
+        times = (row.t_min, row.t_avg, row.t_max)
+        if None not in times and all(map(math.isfinite, times)) and not (
+                times[0] <= times[1] <= times[2]):
+            problems.append(f"{label}: at {human_bytes(row.bytes)} t_min {row.t_min:g}, t_avg "
+                            f"{row.t_avg:g}, t_max {row.t_max:g} us: not min <= avg <= max, "
+                            "not one run's figures")
     return problems
 
 
