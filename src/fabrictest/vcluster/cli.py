@@ -10,6 +10,8 @@
     vcluster link-down NODE
     vcluster restore [NODE]           # default rate and link up (every node without NODE)
     vcluster degrade-uplink SWITCH RATE   # a leaf switch's uplink both ways (none: unshaped)
+    vcluster up --preflight [--health-check S]   # lldpd, AMAs, fabric names (docs/health.md)
+    vcluster swap-cable NODE_A NODE_B | set-mac NODE MAC | drop-ip NODE | bad-dns NODE
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
 Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
@@ -26,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import preflight_plan
 from .cluster import Cluster, VClusterError, format_status
 from .faults import check_flap, parse_loss
 from .plan import DEFAULT_RATE, Plan, PlanError, default_state_dir, node_index
@@ -69,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "by its own uplink; Slurm's topology/tree written to match "
                          "(default 0: one bridge)")
 
+    up.add_argument("--preflight", action="store_true",
+                    help="the fabric identity pre-flight checks read: lldpd on every node and "
+                         "switch port, algorithmic MACs, a fabric address and name per node, "
+                         "an inventory (docs/health.md)")
+    up.add_argument("--health-check", type=int, default=0, metavar="S",
+                    help="Slurm runs fabric-health --drain on every node every S seconds "
+                         "(HealthCheckProgram; implies --preflight)")
+
     sub.add_parser("down", help="stop everything and remove all state (idempotent)")
     st = sub.add_parser("status", help="nodes, their Slurm states, links and degradations")
     st.add_argument("--json", action="store_true")
@@ -97,7 +108,35 @@ def build_parser() -> argparse.ArgumentParser:
                         help="shape a leaf switch's uplink both ways to RATE (none: unshaped)")
     du.add_argument("switch")
     du.add_argument("rate")
+    sc = sub.add_parser("swap-cable", help="two nodes' links exchange their switch ports "
+                        "(--preflight)")
+    sc.add_argument("node_a")
+    sc.add_argument("node_b")
+    sm = sub.add_parser("set-mac", help="set a node's fabric NIC's MAC (--preflight)")
+    sm.add_argument("node")
+    sm.add_argument("mac")
+    di = sub.add_parser("drop-ip", help="remove a node's fabric address (--preflight)")
+    di.add_argument("node")
+    bd = sub.add_parser("bad-dns", help="point a node's fabric name at an address nobody has "
+                        "(--preflight)")
+    bd.add_argument("node")
     return ap
+
+
+NODE_FAULTS = ("swap-cable", "set-mac", "drop-ip", "bad-dns")
+
+
+def _node_fault(args, state_dir: Path) -> str:
+    """The pre-flight faults: bad input refused before the cluster is looked for."""
+    nodes = [args.node_a, args.node_b] if args.command == "swap-cable" else [args.node]
+    for n in nodes:
+        node_index(n)
+    if args.command == "swap-cable" and args.node_a == args.node_b:
+        raise PlanError(f"swap-cable needs two nodes, not {args.node_a} twice")
+    if args.command == "set-mac":
+        preflight_plan.parse_mac(args.mac)
+    cluster = _existing(state_dir, args.verbose)
+    return cluster.node_fault(args.command, nodes, getattr(args, "mac", None))
 
 
 def _existing(state_dir: Path, verbose: bool) -> Cluster:
@@ -122,8 +161,12 @@ def main(argv: list[str] | None = None) -> int:
                 raise PlanError(f"--timeout must be a number of seconds in (0, "
                                 f"{MAX_UP_TIMEOUT:g}], not {args.timeout:g}")
             rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
+            if args.health_check:
+                preflight_plan.check_health_interval(args.health_check)
             plan = Plan(state_dir=state_dir, nodes=args.nodes, accounting=args.accounting,
-                        default_rate=rate, switches=args.switches)
+                        default_rate=rate, switches=args.switches,
+                        preflight=args.preflight or bool(args.health_check),
+                        health_check=args.health_check)
             t0 = time.monotonic()
             what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
             print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "
@@ -167,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "link-down":
             node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))
+        elif args.command in NODE_FAULTS:
+            print(_node_fault(args, state_dir))
         elif args.command == "restore":
             if args.node:
                 node_index(args.node)

@@ -96,6 +96,10 @@ class Plan:
     cpus: int = 4
     bridge: str = BRIDGE
     switches: int = 0  # leaf switches (switches.py); 0: every node on the one bridge
+    # --preflight: lldpd, AMAs, fabric addresses and names, an inventory (preflight_plan.py);
+    # --health-check S: Slurm's HealthCheckProgram every S seconds (0: none)
+    preflight: bool = False
+    health_check: int = 0
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -402,10 +406,12 @@ class Plan:
             "cpus": self.cpus,
             "bridge": self.bridge,
             "switches": self.switches,
+            "preflight": self.preflight,
+            "health_check": self.health_check,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
         keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge",
-                "switches")
+                "switches", "preflight", "health_check")
         return cls(**{k: data[k] for k in keys if k in data})
