@@ -44,6 +44,19 @@ def _plan() -> Plan:
         return Plan(state_dir=state)
 
 
+def _preflight_extras(plan: Plan) -> dict:
+    """What `vcluster up --preflight` declares for the health family (preflight.json in the
+    state directory: fabric NICs, inventory, MAC rule, fabric names and subnet, LLDP socket,
+    management targets); nothing without it."""
+    if not plan.preflight:
+        return {}
+    try:
+        extras = json.loads((plan.state_dir / "preflight.json").read_text()).get("extras")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return extras if isinstance(extras, dict) else {}
+
+
 BENCHMARKS = benchmark_features()
 
 PLAN = _plan()
@@ -107,6 +120,7 @@ system = {
                 # IMB: the job environment (JOB_ENV) already keeps Open MPI on TCP over the
                 # bridge; 'tcp' is the only transport (no 'rdma': that ImbTest case is not listed)
                 "transports": {"tcp": {}},
+                **_preflight_extras(PLAN),
             },
         }
     ],
