@@ -70,16 +70,16 @@ class Preflight:
         if missing:
             raise VClusterError(f"--preflight needs {' and '.join(missing)} (Debian's lldpd; "
                                 "scripts/install.sh installs it)")
-        # the system's own lldpd (its default socket) would speak on the switch ports too
-        if run(["lldpcli", "show", "chassis"], check=False, timeout=10).returncode == 0:
-            raise VClusterError("a system lldpd runs in the root namespace (lldpcli answers on "
-                                "its default socket): it would speak on the cluster's switch "
-                                "ports; stop it first (systemctl stop lldpd)")
 
     def write_files(self) -> None:
         """Inventory, fabric names, the health check script and its slurm.conf lines, the
         state file with the ReFrame system's extras (after `Cluster._write_files`)."""
         p = self.plan
+        # the system's own lldpd (its default socket) would speak on the switch ports too
+        if run(["lldpcli", "show", "chassis"], check=False, timeout=10).returncode == 0:
+            raise VClusterError("a system lldpd runs in the root namespace (lldpcli answers on "
+                                "its default socket): it would speak on the cluster's switch "
+                                "ports; stop it first (systemctl stop lldpd)")
         pp.lldp_dir(p).mkdir(parents=True, exist_ok=True)
         pp.lldp_dir(p).chmod(0o755)  # lldpcli runs as lldpd's user
         pp.inventory_file(p).write_text(pp.inventory(p))
