@@ -128,6 +128,20 @@ def test_each_fault_fails_on_its_node_only(cluster, fault, args, expected):
         check(state, env, whole=False)), timeout=20)
 
 
+def test_tcp_loopback_runs_txrx_on_the_node(cluster):
+    """`--loopback` without RDMA: two txrx ranks on the node over TCP pinned to hsn0 (the
+    kernel's loopback: the line says so), inside a Slurm step."""
+    state, env = cluster
+    cmd = ["srun", "-p", "vc", "-N1", "-wnode02", "--time=3", str(BIN / "fabric-health"),
+           "--no-rdma", "--no-arp", "--nic", pp.NIC, "--loopback", "0.5", "--port-rate", "0.2"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    [line] = [ln for ln in proc.stdout.splitlines() if " loopback: " in ln]
+    m = re.match(r"HEALTH node02 hsn0/- loopback: PASS found ([\d.]+) Gb/s, expected >= 0\.1 Gb/s "
+                 r"\(0\.5 x 0\.2 Gb/s; txrx over TCP on hsn0: the kernel's loopback, not the "
+                 r"wire\)$", line)
+    assert m and float(m.group(1)) > 0.1, proc.stdout + proc.stderr
+
+
 def _reframe(env: dict, prefix: Path, *args: str) -> tuple[int, str]:
     cmd = ["reframe", "-c", str(ROOT / "reframe_tests"), "-r", "--system", "vcluster",
            "--prefix", str(prefix), "-S", "size_profile=quick", "-S", "TxRxTest.nmsg=2000",
