@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from recordings import read
 
 from fabrictest.health import cli as health
 from fabrictest.health import stage1_checks as c
+from fabrictest.health import stage1_gather
 from fabrictest.parsers.inventory import parse_inventory
 from fabrictest.parsers.ip_addr import parse_ip_addr
 from fabrictest.parsers.lldp import LldpNeighbor, parse_lldptool
@@ -187,8 +187,8 @@ def make_node(tmp_path: Path) -> tuple[Path, Path]:
     return sys_root, tmp_path / "proc"
 
 
-def _script(path: Path, body: str) -> None:
-    path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body))
+def _sh(path: Path, body: str) -> None:
+    path.write_text("#!/bin/sh\n" + textwrap.dedent(body).strip() + "\n")
     path.chmod(0o755)
 
 
@@ -200,44 +200,29 @@ def fake_node(tmp_path, monkeypatch):
     bin_dir.mkdir()
     files = {k: tmp_path / k for k in ("ip.json", "hosts", "lldp.txt", "slurm.txt",
                                        "scontrol.log", "bw.txt")}
-    _script(bin_dir / "ip", f"""
-        print(open({str(files['ip.json'])!r}).read())
-    """)
-    _script(bin_dir / "getent", f"""
-        import sys
-        kind, key = sys.argv[1], sys.argv[2]
-        lines = [l.split() for l in open({str(files['hosts'])!r}) if l.strip()]
-        hits = [l for l in lines if (l[0] == key if kind == "hosts" else key in l[1:])]
-        if not hits:
-            sys.exit(2)
-        for l in hits:
-            print(l[0] + "  " + ("STREAM " + key if kind == "ahosts" else " ".join(l[1:])))
-    """)
-    _script(bin_dir / "lldptool", f"""
-        import sys
-        sys.stdout.write(open({str(files['lldp.txt'])!r}).read())
-    """)
-    _script(bin_dir / "scontrol", f"""
-        import sys
-        state = {str(files['slurm.txt'])!r}
-        open({str(files['scontrol.log'])!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
-        if sys.argv[1:3] == ["-o", "show"]:
-            print(open(state).read())
-        elif sys.argv[1] == "update":
-            args = dict(a.split("=", 1) for a in sys.argv[2:])
-            if args["State"] == "DRAIN":
-                line = f"NodeName={{args['NodeName']}} State=IDLE+DRAIN Reason={{args['Reason']}}"
-            else:
-                line = f"NodeName={{args['NodeName']}} State=IDLE"
-            open(state, "w").write(line + " [root@2026-11-26T10:00:00]")
-    """)
-    _script(bin_dir / "ib_write_bw", f"""
-        import sys, time
-        if sys.argv[-1] != "localhost":
-            time.sleep(30)  # the server, stopped by the client's end
-        else:
-            sys.stdout.write(open({str(files['bw.txt'])!r}).read())
-    """)
+    # shell stand-ins (PATH holds only them: the real tools' paths are spelt out)
+    _sh(bin_dir / "ip", f"/bin/cat {files['ip.json']}")
+    _sh(bin_dir / "getent", f"""
+        /usr/bin/awk -v kind="$1" -v key="$2" '
+          kind == "hosts" && $1 == key {{ print; hit = 1 }}
+          kind == "ahosts" {{ for (i = 2; i <= NF; i++) if ($i == key)
+                               {{ print $1 "  STREAM " key; hit = 1 }} }}
+          END {{ exit hit ? 0 : 2 }}' {files['hosts']}""")
+    _sh(bin_dir / "lldptool", f"/bin/cat {files['lldp.txt']}")
+    _sh(bin_dir / "scontrol", f"""
+        echo "$*" >> {files['scontrol.log']}
+        if [ "$1" = -o ]; then /bin/cat {files['slurm.txt']}; echo; exit 0; fi
+        node=${{2#NodeName=}}
+        if [ "$3" = State=DRAIN ]; then
+            echo "NodeName=$node State=IDLE+DRAIN ${{4}} [root@2026-11-26T10:00:00]" \
+                > {files['slurm.txt']}
+        else
+            echo "NodeName=$node State=IDLE [root@2026-11-26T10:00:00]" > {files['slurm.txt']}
+        fi""")
+    _sh(bin_dir / "ib_write_bw", f"""
+        for last; do :; done
+        if [ "$last" != localhost ]; then exec /bin/sleep 30; fi  # the server: stopped
+        /bin/cat {files['bw.txt']}""")
     monkeypatch.setenv("PATH", str(bin_dir))
     ip = parse_ip_addr(read(GOOD_IP))["hsn0"]
     files["ip.json"].write_text(json.dumps([{
@@ -303,8 +288,8 @@ def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
     elif fault == "dns":
         files["hosts"].write_text("10.152.0.250 nid001-hsn0\n")
     elif fault == "no-lldp":
-        _script(Path(files["ip.json"]).parent / "bin" / "lldptool",
-                "import sys\nprint('Agent instance for device not found')\nsys.exit(1)\n")
+        _sh(Path(files["ip.json"]).parent / "bin" / "lldptool",
+            "echo 'Agent instance for device not found'; exit 1")
     rc, out, _ = run_cli(capsys, tmp_path)
     assert rc == 1
     [line] = _lines(out, check)
@@ -333,8 +318,9 @@ def test_management_targets(fake_node, capsys):
     assert bad.startswith(f"HEALTH nid001 -/- mgmt:127.0.0.1:{down}: FAIL tcp connect failed")
 
 
-def test_rdma_loopback_with_ib_write_bw(fake_node, capsys):
+def test_rdma_loopback_with_ib_write_bw(fake_node, capsys, monkeypatch):
     tmp_path, files = fake_node
+    monkeypatch.setattr(stage1_gather, "SERVER_START_S", 0.05)
     rc, out, err = run_cli(capsys, tmp_path, "--loopback", "0.9", rdma=True)
     [line] = _lines(out, "loopback")
     assert " PASS found 9" in line and "expected >= 90 Gb/s (0.9 x 100 Gb/s; ib_write_bw " \

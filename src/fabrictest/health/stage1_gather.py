@@ -38,6 +38,8 @@ from .gather import ping_peer
 COMMAND_TIMEOUT_S = 10.0
 #: seconds a loopback transfer may take, start-up included
 LOOPBACK_TIMEOUT_S = 60.0
+#: seconds ib_write_bw's server is given to listen before its client connects
+SERVER_START_S = 0.5
 
 
 @dataclass
@@ -199,7 +201,7 @@ def loopback_rdma(device: str, port: int, gid_index: int | None, duration_s: int
     server = subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, start_new_session=True, stdin=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)  # the server listens before the client connects
+        time.sleep(SERVER_START_S)  # the server listens before the client connects
         client = run([*base, "localhost"], timeout=LOOPBACK_TIMEOUT_S)
     finally:
         _stop(server)
