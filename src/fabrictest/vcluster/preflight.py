@@ -31,10 +31,11 @@ from pathlib import Path
 from . import preflight_plan as pp
 from . import switches
 from .plan import Plan
-from .shell import VClusterError, pid_alive, run
+from .shell import VClusterError, pid_alive, run, wait_for
 
 REQUIRED_COMMANDS = ("lldpd", "lldpcli")
 LLDP_STOP_S = 5.0
+NEIGHBOUR_WAIT_S = 30.0  # lldpd speaks at start and every second: seconds on a loaded host
 
 
 class Preflight:
@@ -125,6 +126,18 @@ class Preflight:
             self._start_lldpd(data, n.name, netns=n.netns_path, device=pp.NIC,
                               config=pp.lldpd_config(n.name), sock=pp.node_socket(p, n.name))
         self._save(data)
+        # every node has heard its switch port before slurmd starts: Slurm's first health
+        # check runs at once, and would drain a node whose lldpd had not heard it yet
+        wait_for("every node's LLDP neighbour", self._all_heard, NEIGHBOUR_WAIT_S,
+                 hint=f"see {p.log_dir}/lldpd-*.out")
+
+    def _all_heard(self) -> bool:
+        for n in self.plan.node_list:
+            proc = run(["lldpctl", "-u", pp.node_socket(self.plan, n.name), "-f", "keyvalue",
+                        pp.NIC], check=False, timeout=10)
+            if proc.returncode != 0 or f"lldp.{pp.NIC}.chassis" not in proc.stdout:
+                return False
+        return True
 
     def _cable(self, node: str, port: pp.Port, data: dict) -> None:
         """``node``'s link onto ``port``: its bridge, the port's MAC, its lldpd."""
