@@ -20,7 +20,7 @@ APT_PACKAGES=(
     python3 python3-venv python3-dev python3-pip
     openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-yaml
     rdma-core ibverbs-utils python3-pyverbs perftest librdmacm-dev libibumad-dev libpci-dev
-    iproute2 nftables iputils-ping procps psmisc util-linux mount kmod
+    iproute2 nftables iputils-ping procps psmisc util-linux mount kmod lldpd
     slurmctld slurmd slurm-client slurmdbd munge mariadb-server
 )
 
