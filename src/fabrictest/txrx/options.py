@@ -45,6 +45,7 @@ DEFAULT_TIMEOUT = 60.0
 PROGRESS_INTERVAL = 5.0
 MAX_TIMEOUT = 3600.0  # no wait in the tool needs an hour without progress
 MAX_STREAM_BYTES = (1 << 63) - 1  # byte counts are int64 in the JSON and in numpy
+MAX_LINE_RATE = 10_000.0  # Gbps: above any port built (--line-rate)
 MAX_SKIPPED = 1 << 24  # skipped sequence numbers a transmitter lists (8 bytes each: 128 MiB)
 
 
@@ -84,6 +85,7 @@ class Options:
     verbose: int = 0
     quiet: bool = False  # no progress line
     progress: float = PROGRESS_INTERVAL  # seconds between rank 0's progress lines
+    line_rate: float | None = None  # Gbps the port should carry (bottleneck: tool-bound or not)
     fault: FaultSpec | None = field(default=None)
 
     @property
@@ -178,6 +180,13 @@ def validate(opts: Options, world_size: int | None = None) -> None:
         raise UsageError(
             f"--progress must be a finite number of seconds above 0 and at most {MAX_TIMEOUT:g},"
             f" got {opts.progress} (--quiet turns the progress line off)"
+        )
+    if opts.line_rate is not None and not (
+        math.isfinite(opts.line_rate) and 0 < opts.line_rate <= MAX_LINE_RATE
+    ):
+        raise UsageError(
+            f"--line-rate must be a finite number of Gbps above 0 and at most {MAX_LINE_RATE:g},"
+            f" got {opts.line_rate}"
         )
     if opts.port <= 0:
         raise UsageError(f"--port must be positive, got {opts.port}")

@@ -12,6 +12,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from fabrictest.txrx.bottleneck import LoopTime, Verdict
+from fabrictest.txrx.bottleneck import line as own_time_line
+
 PREFIX = "INFO:__main__:"
 LOGGER = "__main__"
 
@@ -28,6 +31,8 @@ class TxReport:
     elapsed: float
     simulated: dict | None = None  # the simulated verbs provider's counters (None: real run)
     peer_host: str = ""  # host of the receiver ("": not known)
+    own: LoopTime | None = None  # the loop's own time (bottleneck)
+    verdict: Verdict | None = None  # tool-bound or not, once the line rate is known
 
     @property
     def bytes(self) -> int:
@@ -51,8 +56,13 @@ class TxReport:
             "messages_total": self.total,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
         }
+
+
+def _verdict_record(v: Verdict | None) -> dict:
+    return {} if v is None else v.record()
 
 
 def _sim_record(sim: dict | None) -> dict:
@@ -109,6 +119,8 @@ class RxReport:
     host: str
     streams: list[StreamReport] = field(default_factory=list)
     simulated: dict | None = None  # the simulated provider's process-wide figures
+    own: LoopTime | None = None  # the loop's own time over all streams (bottleneck)
+    verdict: Verdict | None = None
 
     def record(self) -> dict:
         s = self.streams
@@ -130,6 +142,7 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
+            **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
             "streams": [x.record() for x in s],
         }
@@ -152,6 +165,8 @@ def transmitter_lines(rep: TxReport) -> list[str]:
     ]
     if rep.peer_host:
         out.append(f"{who} {link_words(rep.host, rep.rank, rep.peer_host, rep.peer)}")
+    if rep.verdict is not None:
+        out.append(own_time_line(who, rep.verdict))
     if rep.simulated is not None:
         s = rep.simulated
         out.append(
@@ -199,6 +214,8 @@ def receiver_lines(rep: RxReport) -> list[str]:
     for s in rep.streams:
         out += stream_lines(rep.index, s, rep.host)
         out.append("")
+    if rep.verdict is not None:
+        out += [own_time_line(f"Rank {rep.index} receiver", rep.verdict), ""]
     return out
 
 

@@ -4,15 +4,25 @@ Transmitter: one persistent send per ring slot. Messages go out a window (at mos
 consecutive sequence numbers, fewer where `--inject-loss` skips some) at a time into the next
 block of the ring with one `Startall`; up to `num_blks` blocks are in flight and a block is
 reused once all its sends completed. Each message carries its sequence number in its first
-8 bytes. At the end the transmitter sends its final count (sequence numbers covered, messages
-sent) on a separate tag.
+8 bytes, written for a whole window by one array operation into the ring's header column. At
+the end the transmitter sends its final count (sequence numbers covered, messages sent) on a
+separate tag.
 
 Receiver: one persistent receive per slot and stream, the whole ring posted ahead. Messages
 complete in posting order (MPI's non-overtaking rule), so the receiver tests the oldest
-block, reads the headers of the completed messages as one array, accounts for them
-(stats.GapCounter), checks payloads for `--test ones|increment` and re-posts the block. The
-final count tells it how many messages to wait for and how many sequence numbers were covered,
-so skipped and tail messages are counted as missed and nothing is waited for forever.
+block of each stream (one `Testall` over the block: completion in batches), accounts for the
+block's headers as one array (stats.GapCounter), checks payloads for `--test ones|increment`
+and re-posts the block. The final count tells it how many messages to wait for and how many
+sequence numbers were covered, so skipped and tail messages are counted as missed and nothing
+is waited for forever.
+
+Nothing is done per message in Python. The clock is read twice per completed block (the
+stream's last arrival and the tool's own time, below) and, while waiting, every
+`HOUSEKEEPING` turns of the loop (deadlines, final counts, the progress line).
+
+The loop's own time (bottleneck.LoopTime) is what a rank spends on a block between seeing it
+complete and having re-posted it (accounting, checks, header writes, `Startall`): what it adds
+to each message on top of the MPI library's, which `bottleneck` judges against the line rate.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from collections import deque
 import numpy as np
 
 from fabrictest.txrx import faults, ring
+from fabrictest.txrx.bottleneck import LoopTime
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.output import StreamReport, TxReport
 from fabrictest.txrx.progress import Progress
@@ -31,6 +42,8 @@ from fabrictest.txrx.sync import Deadline, barrier, wait
 
 DATA_TAG = 0x7178
 FINAL_TAG = 0x7179
+#: turns of the receive loop between two looks at the clock, the final counts and the deadlines
+HOUSEKEEPING = 64
 
 
 def _free(reqs) -> None:
@@ -41,6 +54,16 @@ def _free(reqs) -> None:
             pass
 
 
+def _windows(opts, cm: int, skipped: np.ndarray, stop: int | None):
+    """(first seq, n, seqs or None) per window; None: the n consecutive numbers from first."""
+    if skipped.size == 0 and stop is None:
+        for first in range(0, opts.nmsg, cm):
+            yield first, min(cm, opts.nmsg - first), None
+        return
+    for _w, seqs in ring.send_windows(opts.nmsg, cm, skipped, stop):
+        yield int(seqs[0]), int(seqs.size), seqs
+
+
 def transmit(comm, opts, role, buf, host: str) -> TxReport:
     from mpi4py import MPI
 
@@ -48,10 +71,13 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
     dest = role.peers[0]
     data = buf.array.reshape(slots, opts.msg_size)
     rows = buf.words.reshape(slots, opts.msg_size // 8)
+    headers = rows[:, 0]  # the header column (a strided view): one write per window
     xp = buf.xp
+    ramp = xp.arange(cm, dtype=xp.uint64)
     reqs = [comm.Send_init(data[i], dest, DATA_TAG) for i in range(slots)]
     if opts.test == "ones":
         ring.fill_ones(rows, xp)
+    payload = opts.test == "increment"
     skipped = ring.skipped_seqs(opts.nmsg, opts.inject_loss, opts.seed, role.index)
     stop = faults.stop_at(opts.fault, role.rank)
     fault = opts.fault if opts.fault and opts.fault.rank == role.rank else None
@@ -59,6 +85,7 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
     who = f"Rank {role.index} transmitter (rank {role.rank})"
     testall = MPI.Request.Testall
     startall = MPI.Prequest.Startall
+    clock = time.perf_counter
 
     def wait_block(block) -> None:
         if testall(block):
@@ -74,55 +101,91 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
     blocks = [reqs[b * cm : (b + 1) * cm] for b in range(blks)]
     inflight: deque = deque()
     sent = 0
+    own = LoopTime()
     barrier(comm, timeout, f"{who}: waiting for every rank to start")
-    t0 = time.perf_counter()
-    for i, (_w, seqs) in enumerate(ring.send_windows(opts.nmsg, cm, skipped, stop)):
+    t0 = clock()
+    for i, (first, n, seqs) in enumerate(_windows(opts, cm, skipped, stop)):
         if len(inflight) == blks:
             wait_block(inflight.popleft())
-        n = seqs.size
+        t = clock()
         lo = (i % blks) * cm
-        ring.fill_messages(rows[lo : lo + n], seqs, opts.test, xp)
+        if seqs is None and not payload:
+            xp.add(ramp[:n], first, out=headers[lo : lo + n])
+        else:
+            if seqs is None:
+                seqs = np.arange(first, first + n, dtype=np.int64)
+            ring.fill_messages(rows[lo : lo + n], seqs, opts.test, xp)
         buf.sync()
         block = blocks[i % blks] if n == cm else reqs[lo : lo + n]
         startall(block)
         inflight.append(block)
         sent += n
+        own.add(clock() - t, n)
         if fault is not None:
             faults.trigger(fault, role.rank, sent, timeout)
     while inflight:
         wait_block(inflight.popleft())
-    elapsed = time.perf_counter() - t0
+    elapsed = clock() - t0
     final = np.array([opts.nmsg, sent], dtype=np.int64)
     wait(comm.Isend(final, dest, FINAL_TAG), timeout, f"{who}: sending the final count")
     _free(reqs)
-    return TxReport(role.rank, role.index, dest, host, opts.msg_size, sent, opts.nmsg, elapsed)
+    return TxReport(role.rank, role.index, dest, host, opts.msg_size, sent, opts.nmsg, elapsed,
+                    own=own)  # fmt: skip
 
 
 class _Stream:
+    """One transmitter's stream into this receiver: its ring, requests and counts.
+
+    `p` is the position (messages completed so far, in posting order); the block under test is
+    `block`, `n` messages from ring slot `slot` (n = 0: nothing posted to wait for)."""
+
     __slots__ = (
-        "k", "src", "reqs", "rows", "final", "final_req", "total", "sent", "posted",
-        "received", "corrupt", "counter", "t_last", "done", "blocks", "until",
+        "k", "src", "reqs", "blocks", "headers", "rows", "final", "final_req", "total", "sent",
+        "posted", "p", "slot", "n", "block", "corrupt", "counter", "t_last", "done", "until",
+        "seen",
     )  # fmt: skip
 
-    def __init__(self, k, src, reqs, rows, limit):
+    def __init__(self, k, src, reqs, blocks, rows, limit):
         self.k = k
         self.src = src
         self.reqs = reqs
+        self.blocks = blocks
         self.rows = rows
+        self.headers = rows[:, 0]
         self.final = np.zeros(2, dtype=np.int64)
         self.final_req = None
         self.total = None  # sequence numbers covered, from the final count
         self.sent = None  # messages sent, from the final count
         self.posted = 0
-        self.received = 0  # messages completed (positions consumed)
+        self.p = 0  # messages completed (positions consumed)
+        self.slot = 0
+        self.n = 0
+        self.block = None
         self.corrupt = 0
         self.counter = GapCounter(limit)
         self.t_last = None
         self.done = False
         self.until = 0.0  # this stream's deadline (monotonic): its own progress moves it
+        self.seen = 0  # position at the last housekeeping
+
+    def aim(self, slots: int, cm: int) -> None:
+        """Point `block` at the next batch to wait for: the rest of the current ring block,
+        no further than what was posted and (once known) what was sent."""
+        p = self.p
+        end = min((p // cm + 1) * cm, self.posted)
+        if self.sent is not None:
+            end = min(end, self.sent)
+        n = max(0, end - p)
+        slot = p % slots
+        self.slot, self.n = slot, n
+        if n == cm:
+            self.block = self.blocks[slot // cm]
+        else:
+            self.block = self.reqs[slot : slot + n] if n else None
 
 
-def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
+def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopTime]:
+    """Every stream's report, and the loop's own time."""
     from mpi4py import MPI
 
     slots, cm = opts.slots, opts.num_cmsgs
@@ -136,96 +199,100 @@ def receive(comm, opts, role, buf, host: str) -> list[StreamReport]:
     streams = []
     for k, src in enumerate(role.peers):
         reqs = [comm.Recv_init(data[k, i], src, DATA_TAG) for i in range(slots)]
-        st = _Stream(k, src, reqs, words[k], opts.nmsg)
-        st.blocks = [reqs[b * cm : (b + 1) * cm] for b in range(opts.num_blks)]
-        streams.append(st)
+        blocks = [reqs[b * cm : (b + 1) * cm] for b in range(opts.num_blks)]
+        streams.append(_Stream(k, src, reqs, blocks, words[k], opts.nmsg))
     for st in streams:
         st.final_req = comm.Irecv(st.final, st.src, FINAL_TAG)
     testall = MPI.Request.Testall
     startall = MPI.Prequest.Startall
+    clock = time.perf_counter
+    host_array = buf.host
+    nmsg = opts.nmsg
+    own = LoopTime()
 
     barrier(comm, timeout, f"Rank {role.index} receiver: waiting for every rank to start")
-    t0 = time.perf_counter()
+    t0 = clock()
     for st in streams:
-        st.posted = min(slots, opts.nmsg)
+        st.posted = min(slots, nmsg)
         startall(st.reqs[: st.posted])
+        st.aim(slots, cm)
     active = list(streams)
     start = time.monotonic()
     for st in active:
         st.until = start + timeout
     total_received = 0
     reporter = Progress.of(opts, role)  # rank 0's progress line
+    turns = 0
     while active:
-        now = None
+        finished = False
         for st in active:
-            progress = False
-            p = st.received
-            end = min((p // cm + 1) * cm, st.posted)
-            if st.sent is not None:
-                end = min(end, st.sent)
-            n = end - p
-            if n > 0:
-                slot = p % slots
-                block = st.blocks[slot // cm] if n == cm else st.reqs[slot : slot + n]
-                if not testall(block):
-                    if st.total is None and st.final_req.Test():
-                        st.total, st.sent = int(st.final[0]), int(st.final[1])
-                        progress = True
-                else:
-                    t = time.perf_counter()
-                    rows = st.rows[slot : slot + n]
-                    seqs = buf.host(rows[:, 0]).astype(np.int64)
-                    st.counter.add(seqs)
-                    if check:
-                        st.corrupt += ring.count_corrupt(rows, seqs, opts.test, xp)
-                    st.received = end
-                    st.t_last = t
-                    again = min(n, opts.nmsg - st.posted)
-                    if again > 0:
-                        startall(block if again == n else block[:again])
-                        st.posted += again
-                    progress = True
-                    total_received += n
-                    if reporter is not None:
-                        reporter.update(total_received)
-                    if fault is not None:
-                        faults.trigger(fault, role.rank, total_received, timeout)
-            elif st.total is None and st.final_req.Test():
+            block = st.block
+            if block is None or not testall(block):
+                continue
+            t = clock()
+            n, slot = st.n, st.slot
+            seqs = host_array(st.headers[slot : slot + n])
+            st.counter.add(seqs)
+            if check:
+                st.corrupt += ring.count_corrupt(st.rows[slot : slot + n], seqs, opts.test, xp)
+            st.p += n
+            again = min(n, nmsg - st.posted)
+            if again > 0:
+                startall(block if again == n else block[:again])
+                st.posted += again
+            st.t_last = t
+            st.aim(slots, cm)
+            total_received += n
+            if st.sent is not None and st.p >= st.sent:
+                st.done = finished = True
+            own.add(clock() - t, n)
+            if fault is not None:
+                faults.trigger(fault, role.rank, total_received, timeout)
+        turns += 1
+        if turns < HOUSEKEEPING and not finished:
+            continue
+        turns = 0
+        # housekeeping: final counts, each stream's own deadline (a stalled one is reported
+        # even while others flow), the progress line
+        now = time.monotonic()
+        for st in active:
+            if st.total is None and st.final_req.Test():
                 st.total, st.sent = int(st.final[0]), int(st.final[1])
-                progress = True
-            if st.sent is not None and st.received >= st.sent:
-                st.done = True
-            # each stream has its own deadline: a stalled one is reported even while others flow
-            if now is None:
-                now = time.monotonic()
-            if progress:
+                st.aim(slots, cm)
                 st.until = now + timeout
-            elif now > st.until:
-                got = f"received {st.received} of {opts.nmsg}"
+                if st.p >= st.sent:
+                    st.done = finished = True
+            if st.p != st.seen:
+                st.seen = st.p
+                st.until = now + timeout
+            elif not st.done and now > st.until:
+                got = f"received {st.p} of {nmsg}"
                 raise Fault(
                     f"Rank {role.index} receiver from transmitter {st.k}: nothing arrived for "
                     f"{timeout:g} s ({got}, final count {'not ' if st.total is None else ''}"
                     f"received): its transmitter (rank {st.src}) stopped sending or died"
                 )
-        if any(st.done for st in active):
+        if reporter is not None:
+            reporter.update(total_received)
+        if finished:
             active = [st for st in active if not st.done]
     reports = []
     for st in streams:
         _cancel(st, slots, timeout)
         counts = st.counter.finish(st.total)
-        elapsed = (st.t_last or time.perf_counter()) - t0
+        elapsed = (st.t_last or clock()) - t0
         reports.append(
             StreamReport(
                 st.k, st.src, opts.msg_size, counts.received, counts.missed, counts.total,
                 counts.loss_rate, st.corrupt, elapsed, counts.gaps, counts.bad,
             )  # fmt: skip
         )
-    return reports
+    return reports, own
 
 
 def _cancel(st: _Stream, slots: int, timeout: float) -> None:
     """Cancel the receives still posted beyond the last message, then free all requests."""
-    pending = [st.reqs[p % slots] for p in range(st.received, st.posted)]
+    pending = [st.reqs[p % slots] for p in range(st.p, st.posted)]
     for r in pending:
         r.Cancel()
     deadline = Deadline(timeout)
