@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 
@@ -230,42 +231,81 @@ def emit(lines: list[str], stream=None) -> None:
 def json_path_problem(path: str) -> str | None:
     """Why `--json PATH` cannot be written (or None): checked by rank 0 before any traffic.
 
-    The directory must exist and PATH must not be a directory; writability is proven by
-    creating and removing the temporary file the final write uses (os.access is not enough:
-    root passes it on a read-only or pseudo file system).
+    PATH is written by renaming a new file over it, so it must be absent or a regular file: a
+    symbolic link or a special file (a device, a pipe, a socket) is refused, never replaced
+    (as root, `--json /dev/full` once replaced the device with a file). The directory must
+    exist; writability is proven by creating and removing the temporary file the final write
+    uses (os.access is not enough: root passes it on a read-only or pseudo file system).
     """
+    bad = _not_a_regular_file(path)
+    if bad:
+        return bad
     where = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return f"--json {path} is a directory: give a file name"
     if not os.path.isdir(where):
         return f"--json {path}: directory {where} does not exist"
     tmp = _tmp_name(path)
     try:
-        with open(tmp, "w"):
-            pass
+        os.close(_create(tmp))
     except OSError as err:
         return f"--json {path} cannot be written: {err.strerror or err}"
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
     return None
+
+
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_regular_file(path: str) -> str | None:
+    """Why PATH may not be replaced by the JSON file (None: absent or a regular file)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"--json {path} cannot be checked: {err.strerror or err}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return (
+        f"--json {path} is {kind}: txrx writes its results only to a new or regular file, "
+        "never over a link, directory or special file; give another path"
+    )
 
 
 def _tmp_name(path: str) -> str:
     return f"{path}.tmp{os.getpid()}"
 
 
+def _create(tmp: str) -> int:
+    """A new file at `tmp`: never one already there, never through a symbolic link."""
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+
+
 def write_json(path: str, doc: dict) -> None:
-    """Write `doc` atomically (a temporary file renamed into place, removed on failure)."""
+    """Write `doc` atomically (a temporary file renamed into place, removed on failure); PATH
+    is looked at again just before: if it became a link or a special file meanwhile, it is
+    left alone and the run fails."""
     from fabrictest.txrx.errors import Fault
 
     tmp = _tmp_name(path)
     try:
-        with open(tmp, "w") as f:
+        with os.fdopen(_create(tmp), "w") as f:
             json.dump(doc, f, indent=2, sort_keys=False)
             f.write("\n")
+        bad = _not_a_regular_file(path)
+        if bad:
+            os.unlink(tmp)
+            raise Fault(f"{bad} (it changed during the run; results not written)")
         os.replace(tmp, path)
     except OSError as err:
         try:
