@@ -6,7 +6,9 @@ allow, as in its multi-node demos); ``method``: rdma (``+rdma`` partitions) | mp
 ``buffer``: host | cuda (``+gpu`` partitions).
 
 Sanity: every stream reports, received == total == nmsg, loss rate 0 (or <= ``loss_tolerance``
-with ``--transport uc``), every transmitter reports, no ``ERROR`` lines.
+with ``--transport uc``), every transmitter reports, no ``ERROR`` lines, and no rank of txrx
+tool-bound (its own time per message above what the partition's ``line_rate_gbps``, passed as
+``--line-rate``, allows: then the figures measure the tool and are not judged).
 Performance (Gbps): ``stream_gbps`` (slowest stream), ``node_gbps`` (slowest receiving node,
 sum of its streams), ``tx_gbps`` (slowest transmitter), and per link (transmitter host ->
 receiver host, from txrx's ``link is`` lines) ``stream_<tx>_to_<rx>_gbps`` and ``tx_<tx>_gbps``,
@@ -54,6 +56,10 @@ class TxRxTest(FabricTest):
     loss_tolerance = variable(float, value=0.0)
     #: txrx --timeout (s)
     txrx_timeout = variable(float, value=120.0)
+    #: Gbps txrx judges its own time per message against (--line-rate: it says when it cannot
+    #: fill the link, and the test then fails as tool-bound); unset: the partition's
+    #: line_rate_gbps (none: not judged)
+    txrx_line_rate = variable(float, type(None), value=None)
     #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
     #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
     #: its rates are figures of this host's memory, named sim_* and informational)
@@ -115,6 +121,9 @@ class TxRxTest(FabricTest):
             "--timeout",
             self.txrx_timeout,
         ]
+        line_rate = self.txrx_line_rate or self.extra("line_rate_gbps")
+        if line_rate and not self.simulated:  # txrx says when it is tool-bound
+            opts += ["--line-rate", line_rate]
         if self.buffer != "host":
             opts += ["--buffer", self.buffer]
         if self.method == "rdma":
@@ -154,9 +163,24 @@ class TxRxTest(FabricTest):
             problems += [line.strip() for line in text.splitlines() if "ERROR:" in line][:2]
         return problems
 
+    def tool_bound_problems(self, rep) -> list[str]:
+        """Ranks whose own time per message could not fill the line rate: the figures measure
+        txrx, not the link, so they are not judged against the link's references."""
+        bound = rep.tool_bound()
+        if not bound:
+            return []
+        who = ", ".join(f"{o.role} {o.index} {o.own_us:.3g} us" for o in bound)
+        rates = ", ".join(f"{s.gbps:.3g}" for s in rep.streams if s.gbps is not None)
+        o = bound[0]
+        return [f"tool-bound, not judged against the link: txrx's own time per message ({who})"
+                f" is above the {o.need_us:.3g} us that {o.line_rate_gbps:g} Gbps allows at "
+                f"{self.msg_size} B, so the stream rates ({rates} Gbps) measure the tool: "
+                "raise -S TxRxTest.msg_size"]
+
     def result_problems(self):
         rep = self.result()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
+        problems += self.tool_bound_problems(rep)
         if rep.simulated != self.simulated:
             problems.append(
                 "-S TxRxTest.verbs=sim asked for the simulated verbs provider but the output has "

@@ -110,7 +110,7 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
         t = clock()
         lo = (i % blks) * cm
         if seqs is None and not payload:
-            xp.add(ramp[:n], first, out=headers[lo : lo + n])
+            ring.number_headers(headers[lo : lo + n], first, ramp, xp)
         else:
             if seqs is None:
                 seqs = np.arange(first, first + n, dtype=np.int64)
