@@ -9,8 +9,13 @@ each round so that both see the same machine load (the order flips every round):
   picks for two ranks on this host), message size and messages in flight: a ring of
   `--blocks` blocks of WINDOW/blocks messages, WINDOW in flight as in osu_bw's window (the
   receiver's data rate, from --json);
+- `bw_window.c` (when mpicc is found, and OSU_HOME is set): the same ring and blocks as txrx's
+  in C, with nothing done per message: what a compiled inner loop could reach, the yardstick
+  for deciding whether txrx needs one (docs/txrx.md);
+- with `--python-loop`: txrx with its mpi4py loop instead of the compiled one
+  (FABRICTEST_TXRX_LOOP=python);
 - with `--before DIR`: the txrx of another source tree (DIR/src, e.g. `git archive main src`),
-  as a third arm, so that before and after are measured under the same load.
+  as a further arm, so that before and after are measured under the same load.
 Each round gives a ratio txrx / osu_bw; the verdict is the median over `--pairs` rounds
 (target >= 0.95), printed with the smallest and largest ratio and the load average before and
 after (the machine is shared: a ratio is meaningful, a rate alone is not).
@@ -69,12 +74,16 @@ def run(cmd: list[str], timeout: float = 300, env: dict | None = None) -> str:
     return p.stdout
 
 
-def tree_env(src: Path | None) -> dict | None:
-    """The environment that runs the txrx of source tree `src` (None: the installed one)."""
-    if src is None:
+def tree_env(src: Path | None, loop: str | None = None) -> dict | None:
+    """The environment that runs the txrx of source tree `src` (None: the installed one) with
+    the mpi loop `loop` (compiled or python; None: txrx's choice)."""
+    if src is None and loop is None:
         return None
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+    if loop is not None:
+        env["FABRICTEST_TXRX_LOOP"] = loop
     return env
 
 
@@ -83,11 +92,17 @@ def txrx_args(size: int, blks: int, cm: int, nmsg: int) -> list[str]:
             "--num-cmsgs", str(cm), "--nmsg", str(nmsg), "--quiet"]  # fmt: skip
 
 
-def txrx_gbps(size: int, blks: int, cm: int, nmsg: int, work: Path, src: Path | None) -> float:
+def c_ring_gbps(exe: Path, size: int, blks: int, cm: int, nmsg: int) -> float:
+    out = run(mpirun.command(2, [str(exe), str(size), str(blks), str(cm), str(nmsg)]))
+    return float(re.search(r"gbps=([\d.]+)", out).group(1))
+
+
+def txrx_gbps(size: int, blks: int, cm: int, nmsg: int, work: Path, src: Path | None,
+              loop: str | None = None) -> float:  # fmt: skip
     out = work / "txrx.json"
     argv = [sys.executable, "-m", "fabrictest.txrx", *txrx_args(size, blks, cm, nmsg),
             "--json", str(out)]  # fmt: skip
-    run(mpirun.command(2, argv), env=tree_env(src))
+    run(mpirun.command(2, argv), env=tree_env(src, loop))
     doc = json.loads(out.read_text())
     return float(doc["ranks"][0]["gbps"])
 
@@ -116,8 +131,7 @@ def find_osu_bw() -> Path | None:
 def base_gbps(osu: Path | None, exe: Path | None, size: int, window: int, blks: int, cm: int,
               nmsg: int) -> float:  # fmt: skip
     if osu is None:
-        out = run(mpirun.command(2, [str(exe), str(size), str(blks), str(cm), str(nmsg)]))
-        return float(re.search(r"gbps=([\d.]+)", out).group(1))
+        return c_ring_gbps(exe, size, blks, cm, nmsg)
     iters = max(10, nmsg // window)
     out = run(mpirun.command(2, [str(osu), "-m", f"{size}:{size}", "-W", str(window),
                                  "-i", str(iters), "-x", str(max(5, iters // 10))]))  # fmt: skip
@@ -139,6 +153,10 @@ def category(func: tuple) -> str:
     """The category of a function called by the loop (pstats key: file, line, name)."""
     path, _line, name = func
     if path == "~":  # a builtin
+        if "_loop" in name or "wait_any" in name:  # the compiled loop (fabrictest.txrx._loop)
+            if "scan" in name:
+                return "accounting"
+            return "data checks" if "corrupt" in name else "MPI calls"
         if MPI_CALLS.search(name):
             return "MPI calls"
         if "time." in name or "perf_counter" in name or "monotonic" in name:
@@ -149,6 +167,10 @@ def category(func: tuple) -> str:
         return "MPI calls"
     if base == "stats.py":
         return "accounting"
+    if base == "rings.py":  # the mpi4py rings
+        if name == "scan":
+            return "accounting"
+        return "data checks" if name == "corrupt" else "MPI calls"
     if base == "ring.py":
         if name in ("count_corrupt", "corrupt_mask"):
             return "data checks"
@@ -188,13 +210,14 @@ def profile_of(stats_file: Path, messages: int) -> tuple[str, dict[str, float]]:
     return role, {k: v / messages for k, v in out.items()}
 
 
-def profile(size: int, blks: int, cm: int, nmsg: int, work: Path, src: Path | None) -> dict:
+def profile(size: int, blks: int, cm: int, nmsg: int, work: Path, src: Path | None,
+            loop: str | None = None) -> dict:  # fmt: skip
     prefix = work / "prof"
     for old in work.glob("prof.*"):
         old.unlink()
     argv = [sys.executable, str(HERE / "txrx_profiled.py"), str(prefix),
             *txrx_args(size, blks, cm, nmsg)]  # fmt: skip
-    run(mpirun.command(2, argv), env=tree_env(src))
+    run(mpirun.command(2, argv), env=tree_env(src, loop))
     return dict(profile_of(f, nmsg) for f in sorted(work.glob("prof.*")))
 
 
@@ -235,6 +258,8 @@ def main(argv=None) -> int:
     ap.add_argument("--before", type=Path, default=None,
                     help="another source tree (its src/ is put first on PYTHONPATH) as a third arm")
     ap.add_argument("--profile", action="store_true", help="print where the time goes")
+    ap.add_argument("--python-loop", action="store_true",
+                    help="also run txrx with FABRICTEST_TXRX_LOOP=python (the mpi4py loop)")
     ap.add_argument("--no-accounting", action="store_true", help="skip the accounting rate")
     args = ap.parse_args(argv)
     if args.window % args.blocks:
@@ -245,16 +270,23 @@ def main(argv=None) -> int:
     if before is not None and not (before / "fabrictest" / "txrx").is_dir():
         ap.error(f"--before {args.before}: no src/fabrictest/txrx there")
     work = Path(tempfile.mkdtemp(prefix="bench_txrx."))
-    arms = {"after": None, **({"before": before} if before else {})}
+    # arm -> (source tree or None, mpi loop or None); "c-ring": bw_window.c
+    arms: dict[str, tuple[Path | None, str | None]] = {"after": (None, None)}
+    if args.python_loop:
+        arms["py-loop"] = (None, "python")
+    if before is not None:
+        arms["before"] = (before, None)
     try:
         osu = find_osu_bw()
-        exe = None if osu else build_bw_window(work)
+        exe = build_bw_window(work) if (osu is None or shutil.which("mpicc")) else None
+        if osu is not None and exe is not None:
+            arms["c-ring"] = (None, None)
         base_name = f"osu_bw ({osu})" if osu else "bw_window.c"
         print(f"# txrx --method mpi vs {base_name}, 1 -> 1, {args.window} messages in flight "
               f"(txrx ring {blks} x {cm}), {args.pairs} alternated rounds, MPI: "
               f"{mpirun.flavour()}, host: {os.uname().nodename}, {os.cpu_count()} cores")  # fmt: skip
         print(f"# load average before: {load()}")
-        print(f"{'size':>9} {'arm':>7} {'nmsg':>7} {'txrx Gbps':>10} {'base Gbps':>10} "
+        print(f"{'size':>9} {'arm':>7} {'nmsg':>7} {'arm Gbps':>10} {'base Gbps':>10} "
               f"{'ratio':>6} {'min':>6} {'max':>6}  (medians over rounds; ratio per round)")  # fmt: skip
         verdict = []
         for size in sizes:
@@ -266,8 +298,10 @@ def main(argv=None) -> int:
                 for arm in order:
                     if arm == "base":
                         base.append(base_gbps(osu, exe, size, args.window, blks, cm, nmsg))
+                    elif arm == "c-ring":
+                        rates[arm].append(c_ring_gbps(exe, size, blks, cm, nmsg))
                     else:
-                        rates[arm].append(txrx_gbps(size, blks, cm, nmsg, work, arms[arm]))
+                        rates[arm].append(txrx_gbps(size, blks, cm, nmsg, work, *arms[arm]))
             for arm, got in rates.items():
                 ratios = [a / b for a, b in zip(got, base, strict=True)]
                 med = statistics.median(ratios)
@@ -283,8 +317,11 @@ def main(argv=None) -> int:
         if args.profile:
             for size in sizes:
                 nmsg = max(4 * args.window, (args.total_mib << 20) // size)
-                for arm, src in arms.items():
-                    print_profile(f"{arm}, {size} B", profile(size, blks, cm, nmsg, work, src))
+                for arm, (src, loop) in arms.items():
+                    if arm == "c-ring":
+                        continue
+                    print_profile(f"{arm}, {size} B",
+                                  profile(size, blks, cm, nmsg, work, src, loop))
         if not args.no_accounting:
             rate = accounting_rate()
             lossy = accounting_rate(loss=0.01)

@@ -24,7 +24,7 @@ METHODS = ("rdma", "mpi")
 TESTS = ("throughput", "ones", "increment")
 BUFFERS = ("host", "cuda")
 TRANSPORTS = ("uc", "rc")
-FAULT_KINDS = ("stop", "stall", "die")
+FAULT_KINDS = ("stop", "stall", "die", "corrupt")
 
 # What shapes a figure unless asked otherwise (the SEREN tx/rx notes' values): the message
 # size, the ring's blocks and messages per block, the messages per stream. Written here only:
@@ -56,6 +56,8 @@ class FaultSpec:
     stop:  transmitter RANK sends only sequence numbers < N but reports the full count (tail loss)
     stall: transmitter RANK stops after N messages and goes silent (its receiver's deadline fires)
     die:   RANK kills itself (SIGKILL) after N messages sent or received (a peer that dies)
+    corrupt: transmitter RANK flips one payload byte of every message whose sequence number is
+           a multiple of N (`--method mpi --test increment`)
     """
 
     kind: str
@@ -229,8 +231,16 @@ def validate(opts: Options, world_size: int | None = None) -> None:
             raise UsageError(f"--fault count must be 0 or more, got {opts.fault.after}")
         if not 0 <= opts.fault.rank < opts.nrx + opts.nlink:
             raise UsageError(f"--fault rank {opts.fault.rank} is not a rank of this run")
-        if opts.fault.kind in ("stop", "stall") and opts.fault.rank < opts.nrx:
+        if opts.fault.kind in ("stop", "stall", "corrupt") and opts.fault.rank < opts.nrx:
             raise UsageError(f"--fault {opts.fault.kind} needs a transmitter rank (>= {opts.nrx})")
+        if opts.fault.kind == "corrupt" and (
+            opts.method != "mpi" or opts.test != "increment" or opts.fault.after < 1
+            or opts.buffer != "host" or opts.msg_size < 16
+        ):  # fmt: skip
+            raise UsageError("--fault corrupt:RANK:N needs --method mpi, host buffers, --test"
+                             " increment (every payload rewritten), a payload (--msg-size >= 16)"
+                             " and N >= 1 (the rdma method has the simulated provider's"
+                             " corrupt=F)")
     if opts.nlink < opts.nrx:
         raise UsageError(
             f"--nlink {opts.nlink} is smaller than --nrx {opts.nrx}: every receiver needs a transmitter"

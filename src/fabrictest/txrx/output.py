@@ -34,6 +34,7 @@ class TxReport:
     peer_host: str = ""  # host of the receiver ("": not known)
     own: LoopTime | None = None  # the loop's own time (bottleneck)
     verdict: Verdict | None = None  # tool-bound or not, once the line rate is known
+    loop: str | None = None  # the mpi method's loop: "compiled" or "python" (None: rdma)
 
     @property
     def bytes(self) -> int:
@@ -57,6 +58,7 @@ class TxReport:
             "messages_total": self.total,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            "loop": self.loop,
             **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
         }
@@ -122,6 +124,7 @@ class RxReport:
     simulated: dict | None = None  # the simulated provider's process-wide figures
     own: LoopTime | None = None  # the loop's own time over all streams (bottleneck)
     verdict: Verdict | None = None
+    loop: str | None = None  # the mpi method's loop: "compiled" or "python" (None: rdma)
 
     def record(self) -> dict:
         s = self.streams
@@ -143,6 +146,7 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
+            "loop": self.loop,
             **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
             "streams": [x.record() for x in s],

@@ -12,6 +12,7 @@ from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, TxrxError, refuse
 from fabrictest.txrx.options import Options, human_bytes
 from fabrictest.txrx.roles import Role, role_of
 from fabrictest.txrx.sync import allgather_obj, start_up
+from fabrictest.txrx.transports.rings import ENV as ENV_LOOP
 
 log = logging.getLogger(output.LOGGER)
 
@@ -30,7 +31,8 @@ def host_memory() -> int | None:
 
 
 def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None, object]:
-    """This rank's reason not to start (or None) and, for rdma, the probed device setup."""
+    """This rank's reason not to start (or None) and, for rdma, the probed device setup; for
+    mpi, which loop runs (rings.choose: kind, why)."""
     if role.rank == 0 and opts.json:
         bad = output.json_path_problem(opts.json)
         if bad:
@@ -51,7 +53,12 @@ def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None
             return None, rdma.probe(opts, host)
     except TxrxError as err:
         return str(err), None
-    return None, None
+    from fabrictest.txrx.transports.rings import choose
+
+    try:
+        return None, choose(MPI, opts.buffer)  # the mpi method's loop: (kind, why)
+    except ValueError as err:
+        return str(err), None
 
 
 def run(comm, opts: Options) -> int:
@@ -68,16 +75,20 @@ def run(comm, opts: Options) -> int:
         return refuse(rank)
 
     shape = buffer_shape(opts, role)
+    loop = None
     if opts.method == "mpi":
         from fabrictest.txrx.transports import mpi as transport
+        from fabrictest.txrx.transports.rings import Rings
 
+        loop, why = setup
         buf = Buffer(shape, opts.buffer)
         output.emit([output.buffer_line(host, role.kind, shape)])
+        log.debug(f"rank {rank}: {loop} loop ({why})")
         if role.is_receiver:
-            streams, own = transport.receive(comm, opts, role, buf, host)
+            streams, own = transport.receive(comm, opts, role, buf, host, Rings(loop))
             rep = output.RxReport(rank, role.index, host, streams, own=own)
         else:
-            rep = transport.transmit(comm, opts, role, buf, host)
+            rep = transport.transmit(comm, opts, role, buf, host, Rings(loop))
     else:
         from fabrictest.txrx.transports import rdma
 
@@ -97,6 +108,7 @@ def run(comm, opts: Options) -> int:
         rep = rdma.run(comm, opts, role, setup, host, shape)
 
     name_link_ends(rep, hosts)
+    rep.loop = loop
     line_rate = opts.line_rate or getattr(setup, "rate_gbps", None)
     rep.verdict = bottleneck.judge(rep.own, opts.msg_size, line_rate)
     if role.is_receiver:
@@ -110,6 +122,13 @@ def run(comm, opts: Options) -> int:
     code = max(s for _, s in everyone)
     if rank == 0:
         records = [r for r, _ in everyone]
+        fallback = [r["rank"] for r in records if r.get("loop") == "python"]
+        if fallback and os.environ.get(ENV_LOOP, "") != "python" and opts.buffer == "host":
+            log.warning(
+                f"rank(s) {', '.join(map(str, fallback))} ran the mpi4py loop, not the compiled"
+                " one (-v says why): more own time per message; the tool-bound verdict says"
+                " whether it matters"
+            )
         for r in records:
             if r.get("tool_bound"):
                 who = f"Rank {r['index']} {r['role']}"

@@ -69,13 +69,19 @@ class GapCounter:
             self._add_increasing(good, int(good[0]), int(good[-1]), int(good.size))
 
     def _add_increasing(self, seqs: np.ndarray, first: int, last: int, n: int) -> None:
-        lead = first - self.last - 1  # missing between the previous batch and this one
         inside = (last - first + 1) - n  # missing within this batch
+        gaps = int(np.count_nonzero(seqs[1:] - seqs[:-1] > 1)) if inside else 0
+        self.add_run(first, last, n, gaps)
+
+    def add_run(self, first: int, last: int, n: int, gaps: int) -> None:
+        """A batch of `n` arrivals already known to rise strictly from `first` (above every
+        earlier one) to `last` (below the limit), with `gaps` runs of missing numbers between
+        them: what the compiled loop's scan finds without handing over the numbers."""
+        lead = first - self.last - 1  # missing between the previous batch and this one
         if lead:
             self.gaps += 1
-        if inside:
-            self.gaps += int(np.count_nonzero(seqs[1:] - seqs[:-1] > 1))
-        self.missed_inside += lead + inside
+        self.gaps += gaps
+        self.missed_inside += lead + (last - first + 1) - n
         self.received += n
         self.last = last
 

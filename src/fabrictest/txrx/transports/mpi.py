@@ -9,16 +9,18 @@ the end the transmitter sends its final count (sequence numbers covered, message
 separate tag.
 
 Receiver: one persistent receive per slot and stream, the whole ring posted ahead. Messages
-complete in posting order (MPI's non-overtaking rule), so the receiver tests the oldest
-block of each stream (one `Testall` over the block: completion in batches), accounts for the
-block's headers as one array (stats.GapCounter), checks payloads for `--test ones|increment`
-and re-posts the block. The final count tells it how many messages to wait for and how many
-sequence numbers were covered, so skipped and tail messages are counted as missed and nothing
-is waited for forever.
+complete in posting order (MPI's non-overtaking rule), so the receiver waits for the oldest
+block of any of its streams (one test of the whole block at a time: completion in batches),
+accounts for the block's sequence numbers read in place (stats.GapCounter), checks payloads
+for `--test ones|increment` and re-posts the block. The final count tells it how many
+messages to wait for and how many sequence numbers were covered, so skipped and tail messages
+are counted as missed and nothing is waited for forever.
 
-Nothing is done per message in Python. The clock is read twice per completed block (the
-stream's last arrival and the tool's own time, below) and, while waiting, every
-`HOUSEKEEPING` turns of the loop (deadlines, final counts, the progress line).
+The rings (`rings`): compiled (fabrictest.txrx._loop: the waits spin in C, the scan and the
+checks run in C) or through mpi4py; the loop is this one either way. Nothing is done per
+message in Python. The clock is read twice per completed block (the stream's last arrival and
+the loop's own time, below); a wait returns after at most `SLICE` seconds, and then, or every
+`HOUSEKEEPING` blocks, the loop looks at deadlines, final counts and the progress line.
 
 The loop's own time (bottleneck.LoopTime) is what a rank spends on a block between seeing it
 complete and having re-posted it (accounting, checks, header writes, `Startall`): what it adds
@@ -40,18 +42,15 @@ from fabrictest.txrx.progress import Progress
 from fabrictest.txrx.stats import GapCounter
 from fabrictest.txrx.sync import Deadline, barrier, wait
 
+from .rings import Rings
+
 DATA_TAG = 0x7178
 FINAL_TAG = 0x7179
-#: turns of the receive loop between two looks at the clock, the final counts and the deadlines
+#: blocks handled between two looks at the clock, the final counts and the deadlines while
+#: blocks keep completing (a wait with nothing to show looks at them too)
 HOUSEKEEPING = 64
-
-
-def _free(reqs) -> None:
-    for r in reqs:
-        try:
-            r.Free()
-        except Exception:
-            pass
+#: the longest one wait spins before the loop looks at its deadlines (seconds)
+SLICE = 0.01
 
 
 def _windows(opts, cm: int, skipped: np.ndarray, stop: int | None):
@@ -64,9 +63,7 @@ def _windows(opts, cm: int, skipped: np.ndarray, stop: int | None):
         yield int(seqs[0]), int(seqs.size), seqs
 
 
-def transmit(comm, opts, role, buf, host: str) -> TxReport:
-    from mpi4py import MPI
-
+def transmit(comm, opts, role, buf, host: str, rings: Rings) -> TxReport:
     slots, cm, blks = opts.slots, opts.num_cmsgs, opts.num_blks
     dest = role.peers[0]
     data = buf.array.reshape(slots, opts.msg_size)
@@ -74,31 +71,30 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
     headers = rows[:, 0]  # the header column (a strided view): one write per window
     xp = buf.xp
     ramp = xp.arange(cm, dtype=xp.uint64)
-    reqs = [comm.Send_init(data[i], dest, DATA_TAG) for i in range(slots)]
+    tx = rings.ring(comm, data, dest, DATA_TAG, send=True)
     if opts.test == "ones":
         ring.fill_ones(rows, xp)
     payload = opts.test == "increment"
     skipped = ring.skipped_seqs(opts.nmsg, opts.inject_loss, opts.seed, role.index)
     stop = faults.stop_at(opts.fault, role.rank)
+    spoil = faults.corrupt_every(opts.fault, role.rank)
     fault = opts.fault if opts.fault and opts.fault.rank == role.rank else None
     timeout = opts.timeout
+    slice_s = min(SLICE, timeout)
     who = f"Rank {role.index} transmitter (rank {role.rank})"
-    testall = MPI.Request.Testall
-    startall = MPI.Prequest.Startall
     clock = time.perf_counter
 
-    def wait_block(block) -> None:
-        if testall(block):
+    def wait_block(lo: int, n: int) -> None:
+        if tx.test(lo, n):
             return
         deadline = Deadline(timeout)
-        while not testall(block):
+        while not tx.wait(lo, n, slice_s):
             if deadline.expired():
                 raise Fault(
                     f"{who}: receiver rank {dest} took no message for {timeout:g} s: "
                     "it stopped receiving or died"
                 )
 
-    blocks = [reqs[b * cm : (b + 1) * cm] for b in range(blks)]
     inflight: deque = deque()
     sent = 0
     own = LoopTime()
@@ -106,7 +102,7 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
     t0 = clock()
     for i, (first, n, seqs) in enumerate(_windows(opts, cm, skipped, stop)):
         if len(inflight) == blks:
-            wait_block(inflight.popleft())
+            wait_block(*inflight.popleft())
         t = clock()
         lo = (i % blks) * cm
         if seqs is None and not payload:
@@ -115,20 +111,21 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
             if seqs is None:
                 seqs = np.arange(first, first + n, dtype=np.int64)
             ring.fill_messages(rows[lo : lo + n], seqs, opts.test, xp)
+        if spoil is not None:
+            faults.corrupt_window(rows[lo : lo + n], first, n, seqs, spoil)
         buf.sync()
-        block = blocks[i % blks] if n == cm else reqs[lo : lo + n]
-        startall(block)
-        inflight.append(block)
+        tx.start(lo, n)
+        inflight.append((lo, n))
         sent += n
         own.add(clock() - t, n)
         if fault is not None:
             faults.trigger(fault, role.rank, sent, timeout)
     while inflight:
-        wait_block(inflight.popleft())
+        wait_block(*inflight.popleft())
     elapsed = clock() - t0
     final = np.array([opts.nmsg, sent], dtype=np.int64)
     wait(comm.Isend(final, dest, FINAL_TAG), timeout, f"{who}: sending the final count")
-    _free(reqs)
+    tx.free()
     return TxReport(role.rank, role.index, dest, host, opts.msg_size, sent, opts.nmsg, elapsed,
                     own=own)  # fmt: skip
 
@@ -136,22 +133,20 @@ def transmit(comm, opts, role, buf, host: str) -> TxReport:
 class _Stream:
     """One transmitter's stream into this receiver: its ring, requests and counts.
 
-    `p` is the position (messages completed so far, in posting order); the block under test is
-    `block`, `n` messages from ring slot `slot` (n = 0: nothing posted to wait for)."""
+    `p` is the position (messages completed so far, in posting order); the block waited for
+    is `n` messages from ring slot `slot` (`entry`: (ring, slot, n); None when nothing is
+    posted to wait for)."""
 
     __slots__ = (
-        "k", "src", "reqs", "blocks", "headers", "rows", "final", "final_req", "total", "sent",
-        "posted", "p", "slot", "n", "block", "corrupt", "counter", "t_last", "done", "until",
-        "seen",
+        "k", "src", "ring", "rows", "final", "final_req", "total", "sent", "posted", "p",
+        "slot", "n", "entry", "corrupt", "counter", "t_last", "done", "until", "seen",
     )  # fmt: skip
 
-    def __init__(self, k, src, reqs, blocks, rows, limit):
+    def __init__(self, k, src, ring_, rows, limit):
         self.k = k
         self.src = src
-        self.reqs = reqs
-        self.blocks = blocks
+        self.ring = ring_
         self.rows = rows
-        self.headers = rows[:, 0]
         self.final = np.zeros(2, dtype=np.int64)
         self.final_req = None
         self.total = None  # sequence numbers covered, from the final count
@@ -160,7 +155,7 @@ class _Stream:
         self.p = 0  # messages completed (positions consumed)
         self.slot = 0
         self.n = 0
-        self.block = None
+        self.entry = None
         self.corrupt = 0
         self.counter = GapCounter(limit)
         self.t_last = None
@@ -169,25 +164,19 @@ class _Stream:
         self.seen = 0  # position at the last housekeeping
 
     def aim(self, slots: int, cm: int) -> None:
-        """Point `block` at the next batch to wait for: the rest of the current ring block,
-        no further than what was posted and (once known) what was sent."""
+        """The next batch to wait for: the rest of the current ring block, no further than
+        what was posted and (once known) what was sent."""
         p = self.p
         end = min((p // cm + 1) * cm, self.posted)
         if self.sent is not None:
             end = min(end, self.sent)
-        n = max(0, end - p)
-        slot = p % slots
-        self.slot, self.n = slot, n
-        if n == cm:
-            self.block = self.blocks[slot // cm]
-        else:
-            self.block = self.reqs[slot : slot + n] if n else None
+        self.n = n = max(0, end - p)
+        self.slot = p % slots
+        self.entry = (self.ring, self.slot, n) if n else None
 
 
-def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopTime]:
+def receive(comm, opts, role, buf, host: str, rings: Rings) -> tuple[list[StreamReport], LoopTime]:
     """Every stream's report, and the loop's own time."""
-    from mpi4py import MPI
-
     slots, cm = opts.slots, opts.num_cmsgs
     nstreams = role.streams
     data = buf.array.reshape(nstreams, slots, opts.msg_size)
@@ -196,15 +185,11 @@ def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopT
     check = opts.test != "throughput"
     fault = opts.fault if opts.fault and opts.fault.rank == role.rank else None
     timeout = opts.timeout
-    streams = []
-    for k, src in enumerate(role.peers):
-        reqs = [comm.Recv_init(data[k, i], src, DATA_TAG) for i in range(slots)]
-        blocks = [reqs[b * cm : (b + 1) * cm] for b in range(opts.num_blks)]
-        streams.append(_Stream(k, src, reqs, blocks, words[k], opts.nmsg))
+    slice_s = min(SLICE, timeout)
+    streams = [_Stream(k, src, rings.ring(comm, data[k], src, DATA_TAG, send=False), words[k],
+                       opts.nmsg) for k, src in enumerate(role.peers)]  # fmt: skip
     for st in streams:
         st.final_req = comm.Irecv(st.final, st.src, FINAL_TAG)
-    testall = MPI.Request.Testall
-    startall = MPI.Prequest.Startall
     clock = time.perf_counter
     host_array = buf.host
     nmsg = opts.nmsg
@@ -214,7 +199,7 @@ def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopT
     t0 = clock()
     for st in streams:
         st.posted = min(slots, nmsg)
-        startall(st.reqs[: st.posted])
+        st.ring.start(0, st.posted)
         st.aim(slots, cm)
     active = list(streams)
     start = time.monotonic()
@@ -222,38 +207,46 @@ def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopT
         st.until = start + timeout
     total_received = 0
     reporter = Progress.of(opts, role)  # rank 0's progress line
-    turns = 0
+    blocks = 0
+    waiting = [st for st in active if st.entry is not None]
+    entries = [st.entry for st in waiting]
     while active:
         finished = False
-        for st in active:
-            block = st.block
-            if block is None or not testall(block):
-                continue
+        i = rings.wait_any(entries, slice_s)
+        if i >= 0:
+            st = waiting[i]
             t = clock()
             n, slot = st.n, st.slot
-            seqs = host_array(st.headers[slot : slot + n])
-            st.counter.add(seqs)
+            rows = st.rows[slot : slot + n]
+            run = rings.scan(rows, st.counter.last, nmsg)
+            if run is not None:
+                st.counter.add_run(run[0], run[1], n, run[2])
+            else:
+                st.counter.add(host_array(rows[:, 0]))
             if check:
-                st.corrupt += ring.count_corrupt(st.rows[slot : slot + n], seqs, opts.test, xp)
+                st.corrupt += rings.corrupt(rows, opts.test, host_array, xp)
             st.p += n
             again = min(n, nmsg - st.posted)
             if again > 0:
-                startall(block if again == n else block[:again])
+                st.ring.start(slot, again)
                 st.posted += again
             st.t_last = t
             st.aim(slots, cm)
             total_received += n
             if st.sent is not None and st.p >= st.sent:
                 st.done = finished = True
+            waiting = [x for x in active if x.entry is not None and not x.done]
+            entries = [x.entry for x in waiting]
             own.add(clock() - t, n)
             if fault is not None:
                 faults.trigger(fault, role.rank, total_received, timeout)
-        turns += 1
-        if turns < HOUSEKEEPING and not finished:
-            continue
-        turns = 0
-        # housekeeping: final counts, each stream's own deadline (a stalled one is reported
-        # even while others flow), the progress line
+            blocks += 1
+            if blocks < HOUSEKEEPING and not finished:
+                continue
+        blocks = 0
+        # housekeeping (a wait that timed out, or every HOUSEKEEPING blocks): final counts,
+        # each stream's own deadline (a stalled one is reported even while others flow), the
+        # progress line
         now = time.monotonic()
         for st in active:
             if st.total is None and st.final_req.Test():
@@ -276,6 +269,8 @@ def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopT
             reporter.update(total_received)
         if finished:
             active = [st for st in active if not st.done]
+        waiting = [x for x in active if x.entry is not None]
+        entries = [x.entry for x in waiting]
     reports = []
     for st in streams:
         _cancel(st, slots, timeout)
@@ -291,13 +286,11 @@ def receive(comm, opts, role, buf, host: str) -> tuple[list[StreamReport], LoopT
 
 
 def _cancel(st: _Stream, slots: int, timeout: float) -> None:
-    """Cancel the receives still posted beyond the last message, then free all requests."""
-    pending = [st.reqs[p % slots] for p in range(st.p, st.posted)]
-    for r in pending:
-        r.Cancel()
-    deadline = Deadline(timeout)
-    for r in pending:
-        while not r.Test():
-            if deadline.expired():
-                raise Fault("cancelling unused receives did not finish")
-    _free(st.reqs)
+    """Cancel the receives still posted beyond the last message, then free the ring."""
+    first, left = st.p % slots, st.posted - st.p
+    while left > 0:  # the posted slots, wrapping round the ring's end
+        n = min(left, slots - first)
+        if not st.ring.cancel(first, n, timeout):
+            raise Fault("cancelling unused receives did not finish")
+        first, left = 0, left - n
+    st.ring.free()
