@@ -34,8 +34,8 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError
 from reframe.core.logging import getlogger
 
-from fabrictest.parsers.node_sets import compress_hostlist
 from fabrictest.parsers.hostlists import expand as expand_hostlist
+from fabrictest.parsers.node_sets import compress_hostlist
 
 RECORD = "stage1.json"
 FORMAT = "fabrictest-stage1/1"

