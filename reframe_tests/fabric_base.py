@@ -38,6 +38,7 @@ import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
 from fabric_counters import CounterChecks
 from fabric_placement import Placement
+from fabric_provenance import Provenance
 from fabric_references import ReferenceChecks
 from fabric_variables import PLACING
 from fabric_variables import problems as variable_problems
@@ -62,7 +63,8 @@ def assert_no_problems(source) -> bool:
 
 
 class FabricCheck(
-    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, special=True
+    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, Provenance,
+    special=True,
 ):
     """What every test shares; a family adds parameters, the command line (after setup),
     :meth:`parse`, :meth:`result_problems` and its performance functions.

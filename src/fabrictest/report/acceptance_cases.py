@@ -26,7 +26,8 @@ def last_runs(testcases: list[dict]) -> list[dict]:
     """The last run of each test case (retries count once), in the order first seen."""
     last: dict[tuple, dict] = {}
     for tc in testcases:
-        key = (tc.get("name"), tc.get("system"), tc.get("partition"), tc.get("environ"),
+        key = (tc.get("name"), tc.get("display_name"), tc.get("system"), tc.get("partition"),
+               tc.get("environ"),
                tc.get("session_uuid"))
         last[key] = tc
     return list(last.values())
