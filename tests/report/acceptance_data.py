@@ -16,7 +16,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "acceptance"
 RUNS = ("healthy", "faulty")
-PARTS = ("run1", "run2")
+PARTS = ("run0", "run1", "run2")
 #: the files of a test's directory the page reads
 KEEP = ("counters", "sweep.json")
 READ_OUTPUT = ("NicHealthTest", "Osu", "Imb")

@@ -230,3 +230,41 @@ def test_the_verdict_rule():
     assert not v.accepted and v.status == 1
     assert v.headline == ("NOT ACCEPTED: failed: uplink sw1<->top (stage 2 (performance), a "
                           "weak suspect); stage 3 (counters and flaps) incomplete: node02: unread")
+
+
+def _tc(name, nodes, result):
+    return {"name": name, "display_name": name, "system": "vc", "partition": "p",
+            "environ": "e", "result": result, "job_nodelist": list(nodes), "perfvalues": {},
+            "fail_reason": "performance: below its reference" if result == "fail" else None}
+
+
+def test_a_sweeps_measurement_beats_which_cases_failed_together():
+    """node04 is in 2 of the 3 failures and in no passing case, node03 in all 3 and in one
+    passing case: attribute names node04. The sweep measured node04 healthy both ways and
+    named node03: node03 is named, node04 is not."""
+    from fabrictest.report.acceptance_stage2 import stage2
+
+    cases = [_tc("Bisection", NODES, "fail"), _tc("Congestion", NODES, "fail"),
+             _tc("PairsOfThree", NODES[:3], "pass"), _tc("PairedOne", NODES[:2], "pass"),
+             _tc("PairedMany", ("node01", "node03"), "fail")]
+    sweep = {"healthy": False, "nodes": list(NODES),
+             "suspects": [{"node": "node03", "line": "suspect: node03 16% below"}],
+             "nodes_table": [{"node": n, "status": "below reference" if n == "node03"
+                              else "ok"} for n in NODES], "verdict": ["suspect: node03"]}
+    without = stage2([], cases, None, [])
+    assert "node04" in {f.name for f in without.findings}
+    st = stage2([], cases, None, [("s.json", sweep)])
+    assert {f.name for f in st.findings} == {"node03"}, st.findings
+    assert any("not named: node04" in x for x in st.data["attribution"])
+
+
+def test_global_failures_that_no_node_explains_name_their_group_pair():
+    from fabrictest.report.acceptance_stage2 import stage2
+
+    topo = parse_topology_file("sw1: n[1-2] parent=g1\nsw2: n[3-4] parent=g2\n"
+                               "g1: parent=top\ng2: parent=top\n")
+    cases = [_tc("A", ("n1", "n3"), "fail"), _tc("B", ("n2", "n4"), "fail"),
+             _tc("C", ("n1", "n2"), "pass"), _tc("D", ("n3", "n4"), "pass")]
+    st = stage2([], cases, topo, [])
+    kinds = {(f.kind, f.name) for f in st.findings}
+    assert ("group pair", "g1<->g2") in kinds and not any(k == "node" for k, _ in kinds)

@@ -14,6 +14,7 @@ file that cannot be read, or an option that makes no sense: one line, never a tr
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -191,8 +192,10 @@ def cmd_acceptance(args) -> int:
     write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
     if args.json:
         write_json(args.json, twin)
-    print(verdict.headline)
-    for s in verdict.stages:
-        print(f"  stage {s.number} ({s.title}): {s.status.upper()}: {s.summary}")
-    print(f"wrote {outdir / PAGE} and {outdir / TWIN}")
+    lines = [verdict.headline] + [f"  stage {s.number} ({s.title}): {s.status.upper()}: "
+                                  f"{s.summary}" for s in verdict.stages]
+    try:
+        print("\n".join([*lines, f"wrote {outdir / PAGE} and {outdir / TWIN}"]), flush=True)
+    except BrokenPipeError:  # `| head`: the page and its twin are written; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (Python's advice)
     return verdict.status

@@ -90,8 +90,9 @@ def banner(v: Verdict) -> str:
     word = "ACCEPTED" if v.accepted else "NOT ACCEPTED"
     items = [f"<li><b>{_e(el['label'])}</b>"
              f"{' (a weak suspect: also in passing cases)' if el['weak'] else ''}: "
-             + "; ".join(_e(x) for x in el["evidence"][:4])
-             + (f" (and {len(el['evidence']) - 4} more)" if len(el["evidence"]) > 4 else "")
+             + "; ".join(_e(x) for x in el["evidence"][:2])
+             + (f" (and {len(el['evidence']) - 2} more in the stages below)"
+                if len(el["evidence"]) > 2 else "")
              + "</li>" for el in v.elements]
     for s in v.stages:
         if s.status in ("incomplete", "unjudged"):

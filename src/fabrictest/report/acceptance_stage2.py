@@ -30,10 +30,10 @@ from fabrictest.parsers.topology import Topology
 
 from .acceptance import Finding, Stage, status_of
 from .acceptance_cases import label
-from .attribute import attribute, cases_from_testcases
+from .attribute import CaseError, attribute, cases_from_testcases
 from .impact import impact_rows
 from .ratios import RatioRow, ratio_rows
-from .results import PerfRecord
+from .results import PerfRecord, ResultsError, params_of
 from .units import fmt
 
 SETS = ("edge", "local", "global", "bisection", "congestion", "within a node",
@@ -115,11 +115,32 @@ def _group_pair(tcs: list[dict], topo: Topology) -> str | None:
     return pairs.pop() if len(pairs) == 1 else None
 
 
-def _attributed(testcases: list[dict], topo: Topology | None, sets: dict[str, str]
-                ) -> tuple[list[Finding], list[str], list[dict]]:
+def sweep_measured(sweeps: list[tuple[str, dict]]) -> tuple[dict[str, str], set[str]]:
+    """What the sweeps measured of each node: (node -> the line naming it, for the nodes a
+    sweep named; the nodes a sweep measured healthy both ways)."""
+    named, healthy = {}, set()
+    for _label, data in sweeps:
+        for s in data.get("suspects") or []:
+            if isinstance(s, dict) and s.get("node"):
+                named[str(s["node"])] = str(s.get("line") or s.get("kind") or "suspect")
+        for row in data.get("nodes_table") or []:
+            if isinstance(row, dict) and row.get("status") == "ok" and row.get("node"):
+                healthy.add(str(row["node"]))
+    return named, healthy - set(named)
+
+
+def _attributed(testcases: list[dict], topo: Topology | None, sets: dict[str, str],
+                sweeps: list[tuple[str, dict]]) -> tuple[list[Finding], list[str], list[dict]]:
     """Findings from the failed test cases: what they share, then each failure nothing
-    explains; the attribution's lines; the failed cases."""
-    cases = cases_from_testcases(testcases)
+    explains; the attribution's lines; the failed cases.
+
+    A node that a sweep measured directly beats a node inferred from which cases failed
+    together: an attribution suspect the sweep measured healthy both ways is not named (the
+    lines say so), and a failure that involves a node the sweep named is explained by it."""
+    try:
+        cases = cases_from_testcases(testcases)
+    except CaseError as err:
+        raise ResultsError(f"the run's test cases: {err}") from None
     by_name = {label(tc): tc for tc in testcases}
     failed = [c for c in cases if c.failed]
     failed_rows = [{"test": c.name, "set": sets.get(c.name, ""), "nodes": c.nodes,
@@ -128,23 +149,40 @@ def _attributed(testcases: list[dict], topo: Topology | None, sets: dict[str, st
     if not failed:
         return [], [], []
     result = attribute(cases, topo)
+    lines = list(result.lines)
+    sweep_named, sweep_healthy = sweep_measured(sweeps)
     findings, explained = [], set()
     for el in result.suspects:
+        if el.kind == "node" and el.name in sweep_healthy:
+            lines.append(f"  not named: {el.name} (in {len(el.failed)} of {result.failed} "
+                         "failed cases) was measured healthy both ways by the sweep")
+            continue
         findings.append(Finding(2, el.kind, el.name, el.evidence(result.failed, result.passed),
                                 weak=bool(el.passed)))
         explained |= set(el.failed)
-    if topo is not None and not any(el.kind == "node" for el in result.suspects):
+    by_sweep: dict[str, list[str]] = {}
+    for c in failed:
+        if c.name in explained:
+            continue
+        involved = sorted(set(c.nodes) & set(sweep_named)) or sorted(
+            {n for link in c.failing_links for n in link} & set(sweep_named))
+        for n in involved:
+            by_sweep.setdefault(n, []).append(c.name)
+        if not involved:
+            findings.append(Finding(2, "test", c.name, f"{c.name} failed: "
+                                    f"{_reason(by_name.get(c.name, {}))}"))
+    for n, names in sorted(by_sweep.items()):
+        findings.append(Finding(2, "node", n, f"in {len(names)} of {len(failed)} failed test "
+                                f"cases ({'; '.join(names)}), which the sweep's suspect "
+                                "explains"))
+    if topo is not None and not any(f.kind == "node" for f in findings):
         glob = [by_name[c.name] for c in failed if sets.get(c.name) == "global"
                 and c.name in by_name]
         pair = _group_pair(glob, topo) if glob else None
-        if pair:
+        if pair:  # no node explains them: the links between the two groups are left
             findings.append(Finding(2, "group pair", pair, f"every failed global case "
                                     f"({len(glob)}) runs between {pair}; no node is shared"))
-    for c in failed:
-        if c.name not in explained:
-            findings.append(Finding(2, "test", c.name, f"{c.name} failed: "
-                                    f"{_reason(by_name.get(c.name, {}))}"))
-    return findings, result.lines, failed_rows
+    return findings, lines, failed_rows
 
 
 def _sweep(label_: str, data: dict) -> tuple[list[Finding], list[str], dict]:
@@ -152,11 +190,11 @@ def _sweep(label_: str, data: dict) -> tuple[list[Finding], list[str], dict]:
     suspects = [s for s in data.get("suspects") or [] if isinstance(s, dict)]
     for s in suspects:
         node = str(s.get("node") or "?")
-        findings.append(Finding(2, "node", node, f"sweep {label_}: "
+        findings.append(Finding(2, "node", node, f"the sweep: "
                                 f"{s.get('line') or s.get('kind') or 'suspect'}"))
     for u in data.get("uplinks") or []:
         if isinstance(u, dict) and u.get("suspect"):
-            findings.append(Finding(2, "uplink", str(u.get("name")), f"sweep {label_}: "
+            findings.append(Finding(2, "uplink", str(u.get("name")), f"the sweep: "
                                     f"{u.get('slow')}/{u.get('crossing')} crossing runs slow"))
     verdict = [str(x) for x in data.get("verdict") or []]
     if data.get("healthy") is False and not findings:
@@ -178,12 +216,13 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
     """``records``/``testcases``: the performance stage's (no health, sweep or build case);
     ``sweeps``: (label, fabric-sweep JSON); ``left_out``: nodes stage 1 kept out of it."""
     perf = [r for r in records if not is_counter_figure(r.pvar)]
-    sets: dict[tuple, str] = {}
-    case_sets: dict[str, str] = {}
-    for r in perf:
-        s = set_of(r.base, r.params, r.nodes, topo)
-        sets[(r.test, r.sysenv, r.nodes_expr)] = s
-        case_sets[f"{r.test} on {r.system}:{r.partition}"] = s
+    sets = {(r.test, r.sysenv, r.nodes_expr): set_of(r.base, r.params, r.nodes, topo)
+            for r in perf}
+    case_sets = {}
+    for tc in testcases:
+        name = str(tc.get("display_name") or tc.get("name") or "")
+        nodes = tc.get("job_nodelist") if isinstance(tc.get("job_nodelist"), list) else []
+        case_sets[label(tc)] = set_of(name.split(" ")[0], params_of(name), nodes, topo)
     rows = [_ratio_dict(r, sets.get((r.test, r.sysenv, r.nodes), "between nodes"))
             for r in ratio_rows(perf)]
     rows.sort(key=lambda d: (SETS.index(d["set"]), not d["failing"], d["test"], d["figure"]))
@@ -195,18 +234,19 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
                     + ", ".join(unreferenced[:5]) + (" ..." if len(unreferenced) > 5 else ""))
     informational = sorted({f"{r.test} {r.pvar}" for r in perf if r.ref is None
                             and r.informational})
-    findings, attribution, failed = _attributed(testcases, topo, case_sets)
+    findings, attribution, failed = _attributed(testcases, topo, case_sets, sweeps)
     impact = [{"test": x.test, "system": x.system, "probe": x.probe,
                "isolated": x.isolated.value if x.isolated else None,
                "loaded": x.loaded.value if x.loaded else None,
                "impact": x.impact.value, "band": list(x.band()), "status": x.status()}
               for x in impact_rows(perf)]
-    sweep_views = []
-    for lab, data in sweeps:
+    sweep_views, measured = [], []
+    for lab, data in sweeps:  # a node measured directly comes before what is inferred
         f, g, view = _sweep(lab, data)
-        findings += f
+        measured += f
         gaps += g
         sweep_views.append(view)
+    findings = measured + findings
     judged = len(rows) + len(failed) + len(sweeps)
     n_fail = sum(r["failing"] for r in rows)
     if judged:

@@ -21,11 +21,19 @@ from .results import PerfRecord, ResultSet
 from .run_counters_cmd import changes_text, node_runs
 
 
-def _finding(node: str, text: str) -> Finding:
-    """``node03 eth0: link went down ...`` -> the link ``node03 eth0``."""
-    head = text.split(":", 1)[0].strip()
-    place = head if head.startswith(node) and head != node else f"{node} ?"
-    return Finding(3, "link", place, text)
+def _findings(node: str, failures: list[str]) -> list[Finding]:
+    """A node's failures as one element, its link, named with the places that failed
+    (``node01 eth0, hsn0``: a fabric NIC on the same cable fails with it)."""
+    places = []
+    for text in failures:
+        head = text.split(":", 1)[0].strip()
+        place = head[len(node):].strip() if head.startswith(node + " ") else "?"
+        if place not in places:
+            places.append(place)
+    name = f"{node} {', '.join(places)}"
+    # what only this view sees first: a link that went down while no test was looking
+    ordered = sorted(failures, key=lambda t: "during no test" not in t)
+    return [Finding(3, "link", name, text) for text in ordered]
 
 
 def _counter_figures(records: Sequence[PerfRecord]) -> tuple[list[dict], list[Finding]]:
@@ -54,7 +62,7 @@ def stage3(res: ResultSet, records: Sequence[PerfRecord], ref_option: str | None
     gaps = list(problems)
     nodes = []
     for system, run in runs:
-        findings += [_finding(run.node, f) for f in run.failures]
+        findings += _findings(run.node, run.failures)
         gaps += [f"{system}:{u}" for u in run.unread]
         nodes.append({"system": system, "node": run.node, "tests": len(run.tests),
                       "changed": changes_text(run) or "", "failures": run.failures,
