@@ -217,9 +217,9 @@ def context_section(history: list[dict], prov: dict, history_note: str) -> str:
                           [[_e(h.get("test")), _e(h.get("figure")), _e(h.get("unit")),
                             _num(h.get("sessions")), _num(h.get("first")),
                             _num(h.get("median")), _num(h.get("latest")),
-                            _e(("not judged (fewer than 10 sessions)"
-                                if h.get("status") == "few" else h.get("status") or "")
-                               + (f": {h['note']}" if h.get("note") else ""))]
+                            _e((f"not judged: {h.get('note') or 'too few sessions'}"
+                                if h.get("status") == "few" else (h.get("status") or "")
+                                + (f": {h['note']}" if h.get("note") else "")))]
                            for h in history],
                           ["fail" if h.get("status") == "REGRESSED" else "" for h in history]))
     out.append("<h3>Provenance</h3>")
