@@ -40,6 +40,7 @@ import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
 from fabric_counters import CounterChecks
 from fabric_placement import Placement
+from fabric_provenance import Provenance
 from fabric_references import ReferenceChecks
 from fabric_stage1 import Stage1Gate
 from fabric_variables import PLACING
@@ -66,7 +67,7 @@ def assert_no_problems(source) -> bool:
 
 class FabricCheck(
     rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, Stage1Gate,
-    special=True
+    Provenance, special=True,
 ):
     """What every test shares; a family adds parameters, the command line (after setup),
     :meth:`parse`, :meth:`result_problems` and its performance functions.

@@ -21,6 +21,7 @@ APT_PACKAGES=(
     openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-yaml
     rdma-core ibverbs-utils python3-pyverbs perftest librdmacm-dev libibumad-dev libpci-dev
     iproute2 nftables iputils-ping procps psmisc util-linux mount kmod lldpd
+    chromium  # headless: the acceptance page's screenshots and PDF (tests/report)
     slurmctld slurmd slurm-client slurmdbd munge mariadb-server
 )
 
