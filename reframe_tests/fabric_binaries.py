@@ -30,7 +30,8 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
     ``spack env activate`` it. Elsewhere: ``make`` in a copy of ``src/c`` (``GPU=cuda|rocm`` on
     ``+gpu`` partitions); tests run the executables from this fixture's stage directory.
 
-    Third-party benchmarks (:meth:`osu`, :meth:`imb`, :meth:`perftest`), as ReFrame's
+    Third-party benchmarks (:meth:`osu`, :meth:`imb`, :meth:`perftest`, :meth:`gpcnet`,
+    :meth:`nccl`), as ReFrame's
     ``hpctestlib`` OSU tests take theirs from a build fixture: on ``+spack`` partitions the name,
     on the activated environment's ``PATH`` (its view; Spack's ``osu-micro-benchmarks`` puts
     ``libexec/osu-micro-benchmarks/mpi/*/`` there); elsewhere the path that
@@ -80,6 +81,10 @@ class FabricBinaries(rfm.CompileOnlyRegressionTest):
     def gpcnet(self, name: str) -> str:
         """The command for GPCNeT program ``name`` (``network_test``, ``network_load_test``)."""
         return self.benchmark("gpcnet", name)
+
+    def nccl(self, name: str) -> str:
+        """The command for nccl-tests (or rccl-tests) program ``name`` (``all_reduce_perf``)."""
+        return self.benchmark("nccl", name)
 
     def benchmark(self, suite: str, name: str) -> str:
         """Program ``name`` of ``suite``: its name with Spack, else its path on this host. Not

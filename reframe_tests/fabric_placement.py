@@ -35,6 +35,12 @@ def node_count(part) -> int:
     return int(part.extras.get("num_nodes", len(nodes) if nodes else 1))
 
 
+def gpus_on(part) -> int:
+    """The GPUs a node of partition ``part`` has: its ``devices`` of type ``gpu`` (crusher's 8
+    GCDs; on ``local`` the GPUs ``nvidia-smi`` lists), 0 where it declares none."""
+    return sum(int(d.num_devices or 0) for d in part.select_devices("gpu"))
+
+
 def one_host(part) -> bool:
     """Every rank starts on this host on partition ``part`` (its launcher says so,
     ``config/reframe/launchers.py``): groups of ranks may stand for nodes there."""
@@ -59,8 +65,11 @@ class Placement(rfm.RegressionTestPlugin):
         needed = self.required_features()
         fits = []
         for part in rt.runtime().system.partitions:
-            lacks = [f"+{name}" for name in needed if name not in part.features]
-            why = f"has no {' '.join(lacks)}" if lacks else self.why_not_on(part)
+            lacks = [name for name in needed if name not in part.features]
+            why = self.why_not_on(part) if not lacks else "has no " + " ".join(
+                f"+{name}" + (f" ({part.extras['lacks'][name]})"
+                              if part.extras.get("lacks", {}).get(name) else "")
+                for name in lacks)
             if why:
                 getlogger().debug(f"{self.display_name}: not listed on {part.fullname}: {why}")
             else:

@@ -79,6 +79,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     # passed every check)
     "loss_tolerance": between(0.0, 0.01),
     "txrx_timeout": between(0.0, 86400.0, lo_open=True),
+    "txrx_line_rate": between(0.0, 10_000.0, lo_open=True),  # Gbps, txrx --line-rate
     "max_growth": between(1.0, 1000.0),  # the largest accepted growth; below 1 fails healthy
     "min_fraction": between(0.0, 1.0, lo_open=True),  # D-D at least this share of H-H
     # all-to-many: repetitions whose scatter can be measured (0: the runs', for the scaling

@@ -7,7 +7,9 @@
 * ``OsuGpuAwareTest`` (scenario ``gpu-aware``, ``+gpu`` partitions): osu_bw/osu_bibw with
   ``-d cuda|rocm`` for ``H H``, ``H D`` and ``D D`` in one job, and the derived check that D-D
   bandwidth is at least ``min_fraction`` of H-H (the Crusher GPU notes' symptom, 10.9 vs
-  19.5 GB/s, fails).
+  19.5 GB/s, fails). ``span``: ``node`` (the notes' case: one node, the two ranks on two of
+  its GPUs, or sharing its one GPU where it has one) or ``nodes`` (one rank on each of two
+  nodes: device buffers across the network).
 
 Identity (every family): the output is the benchmark, direction and unit asked for (its title
 and column header), each size once, every size up to the requested maximum, no line inside the
@@ -30,7 +32,7 @@ import reframe as rfm
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_osu import OsuBase
-from fabric_placement import one_host
+from fabric_placement import gpus_on, one_host
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
@@ -159,6 +161,8 @@ class OsuGpuAwareTest(OsuBase):
     descr = "OSU GPU-aware bandwidth host and device buffers: D-D must reach a fraction of H-H"
     scenario = variable(str, value="gpu-aware")
     benchmark = parameter(["osu_bw", "osu_bibw"])
+    #: node: both ranks on one node (the Crusher GPU notes' case); nodes: one on each of two
+    span = parameter(["node", "nodes"])
     #: D-D bandwidth must reach this fraction of H-H (the Crusher GPU notes: 10.9/19.5 = 0.56 fails)
     min_fraction = variable(float, value=0.8)
     #: the buffer pairs run, in this order, in one job
@@ -170,6 +174,8 @@ class OsuGpuAwareTest(OsuBase):
         return True
 
     def placement_on(self, part):
+        if self.span == "node":
+            return 1, 2
         nodes = self.nodes_on(part)
         if nodes < 2:
             raise ValueError(f"{self.benchmark} between nodes needs 2 nodes, has {nodes}")
@@ -185,6 +191,11 @@ class OsuGpuAwareTest(OsuBase):
         # the main launch is the last mode; the others run first into their own files
         self.executable_opts = [*self.size_opts(), "-d", runtime, *self.modes[-1].split()]
         self.place(nodes, ppn, round_robin=False)
+        if self.span == "node":
+            gpus = gpus_on(self.current_partition)
+            self.descr = (f"{self.benchmark} H H, H D, D D on one node: 2 ranks "
+                          + ("on 2 of its GPUs" if gpus >= 2 else "sharing its one GPU"
+                             if gpus == 1 else "(the partition declares no gpu devices)"))
 
     @run_before("run")
     def other_modes(self):
@@ -205,7 +216,9 @@ class OsuGpuAwareTest(OsuBase):
         problems = []
         for mode in self.modes:
             res = self.mode_result(mode)
-            problems += self.run_problems(res, f"{name} {mode}", self.benchmark)
+            # one node: the ranks' path is the node's own (NVLink, xGMI, shared memory)
+            problems += self.run_problems(res, f"{name} {mode}", self.benchmark,
+                                          one_host=self.span == "node")
             problems += placement_problems(res, mode, self.accel, f"{name} {mode}")
         if problems:
             return problems

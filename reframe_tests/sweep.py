@@ -139,20 +139,23 @@ class SweepTest(FabricCheck):
     def expectation(self) -> list[str]:
         """``--expect-from`` of fabric-sweep: the reference file of this system (the same path
         as every test's references) where it holds the paired tx/rx rate for this method and
-        size, else nothing (relative to the cluster only)."""
-        if not self.expect_from or (self.launcher == "sim" and self.expect_from == "auto"):
+        size, else ``--no-reference`` (relative to the cluster only: the sweep would otherwise
+        look for the system's reference itself)."""
+        if self.launcher == "sim" and self.expect_from == "auto":
             return []
+        if not self.expect_from:
+            return ["--no-reference"]
         if self.expect_from != "auto":
             return ["--expect-from", self.expect_from]  # its system: the file's name
         ref_file = self.reference_state.file  # loaded once, by the base, after setup
         if ref_file is None:
-            return []
+            return ["--no-reference"]
         try:  # the ring fabric-sweep runs txrx with by default
             from_reference_file(ref_file, self.method, {
                 "msg_size": self.msg_size, "num_blks": DEFAULT_NUM_BLKS,
                 "num_cmsgs": DEFAULT_NUM_CMSGS})
-        except ExpectationError:
-            return []  # no reference for this method or size: relative to the cluster only
+        except ExpectationError:  # none for this method or size: relative to the cluster only
+            return ["--no-reference"]
         return ["--expect-from", str(ref_file.path), "--expect-system", ref_file.system]
 
     # -- sanity, figures, verdict ------------------------------------------------------------

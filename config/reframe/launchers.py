@@ -15,7 +15,9 @@ node on N nodes):
   then ``[-x NAME=value ...]``;
 * ``srun-placed`` (slingshot, crusher, vcluster): ``srun [--distribution=cyclic]``;
 * ``srun-knl`` (cori): ``srun -c 4 --cpu_bind=cores [--distribution=cyclic]`` (the all-to-many
-  (Cori) notes).
+  (Cori) notes);
+* ``srun-pmix`` (cuda-node): ``srun --mpi=pmix [--distribution=cyclic]`` (Open MPI started by
+  Slurm through PMIx).
 
 They are ReFrame launchers: ``command(job)`` builds the line from ReFrame's own task counts
 (``job.num_tasks``, ``job.num_tasks_per_node``; N = num_tasks / num_tasks_per_node), and a
@@ -181,3 +183,11 @@ class KnlSrun(PlacedSrun):
     """Cori KNL: 4 hardware threads per rank, bound to cores (the all-to-many (Cori) notes)."""
 
     fixed_options = ("-c", "4", "--cpu_bind=cores")
+
+
+@register_launcher("srun-pmix")
+class PmixSrun(PlacedSrun):
+    """srun starting Open MPI ranks through PMIx (an Open MPI built with Slurm support, as
+    ``cuda-node``'s Spack environment builds it): ``srun --mpi=pmix``."""
+
+    fixed_options = ("--mpi=pmix",)

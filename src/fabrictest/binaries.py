@@ -2,10 +2,12 @@
 found"): OSU from ``OSU_HOME`` (an install prefix of 5.x or 7.x, or a build tree) or ``PATH``;
 IMB-MPI1 from ``IMB_HOME`` (the directory or its ``bin/``) or ``PATH``; perftest's
 ``ib_write_bw`` from ``PATH`` (Debian's ``perftest`` package); GPCNeT's ``network_test`` and
-``network_load_test`` from ``GPCNET_HOME`` or ``PATH``. Pure lookups: no ReFrame.
+``network_load_test`` from ``GPCNET_HOME`` or ``PATH``; nccl-tests' (or rccl-tests')
+``all_reduce_perf`` and ``alltoall_perf`` from ``NCCL_TESTS_HOME`` (its ``build/`` directory, or
+an install prefix) or ``PATH``. Pure lookups: no ReFrame.
 
 Two readers, so that they cannot disagree: the ReFrame configuration of systems without Spack
-(``local``, ``vcluster``) gives a partition the features ``osu``/``imb``/``perftest``/``gpcnet`` from
+(``local``, ``vcluster``) gives a partition the features ``osu``/``imb``/``perftest``/``gpcnet``/``nccl`` from
 :func:`benchmark_features`, and the ``FabricBinaries`` fixture gives the tests the paths from
 :func:`find_benchmark`.
 """
@@ -28,6 +30,8 @@ PERFTEST_BENCHMARKS = ("ib_write_bw",)
 IMB_NAME = "IMB-MPI1"
 #: GPCNeT's programs (reframe_tests/gpcnet.py)
 GPCNET_PROGRAMS = ("network_test", "network_load_test")
+#: nccl-tests' (and rccl-tests') programs the suite runs (reframe_tests/nccl.py)
+NCCL_PROGRAMS = ("all_reduce_perf", "alltoall_perf")
 
 OSU_SUBDIRS = {
     "osu_latency": "pt2pt",
@@ -104,6 +108,17 @@ def find_gpcnet(name: str, env: Mapping[str, str] | None = None) -> str | None:
     return _find(name, env, "GPCNET_HOME")
 
 
+def _nccl_candidates(name: str, home: Path) -> list[Path]:
+    """nccl-tests' build tree (``build/``), or an install prefix (``bin/``), or the directory."""
+    return [home / "build" / name, home / "bin" / name, home / name]
+
+
+def find_nccl(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """Path of nccl-tests (or rccl-tests) program ``name`` from ``NCCL_TESTS_HOME`` or ``PATH``;
+    None when absent."""
+    return _find(name, env, "NCCL_TESTS_HOME", _nccl_candidates)
+
+
 #: where each suite is searched for, and what to tell the user when it is not found
 _SEARCH = {
     "osu": (find_osu, "OSU_HOME holds no OSU build with it and it is not on PATH"),
@@ -111,10 +126,12 @@ _SEARCH = {
             "on PATH"),
     "perftest": (find_perftest, "it is not on PATH (Debian: apt install perftest)"),
     "gpcnet": (find_gpcnet, "GPCNET_HOME holds no GPCNeT build with it and it is not on PATH"),
+    "nccl": (find_nccl, "NCCL_TESTS_HOME holds no nccl-tests (or rccl-tests) build with it and "
+             "it is not on PATH"),
 }
 SUITES = tuple(_SEARCH)
 _PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS,
-             "gpcnet": GPCNET_PROGRAMS}
+             "gpcnet": GPCNET_PROGRAMS, "nccl": NCCL_PROGRAMS}
 
 
 def find_benchmark(suite: str, name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -129,7 +146,7 @@ def not_found_hint(suite: str) -> str:
 
 
 def benchmark_features(env: Mapping[str, str] | None = None) -> list[str]:
-    """The partition features (``osu``, ``imb``, ``perftest``, ``gpcnet``, in that order) of the suites
+    """The partition features (``osu``, ``imb``, ``perftest``, ``gpcnet``, ``nccl``, in that order) of the suites
     found on this host: a suite counts when any of the programs the suite runs is found, so
     that a partial build lists its tests and the missing programs' tests fail naming them."""
     env = os.environ if env is None else env

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "config" / "reframe" / "settings.py"
 TESTS_DIR = ROOT / "reframe_tests"
-SYSTEMS = ("local", "seren", "orfeo", "slingshot", "crusher", "cori")
+SYSTEMS = ("local", "seren", "orfeo", "slingshot", "crusher", "cori", "cuda-node")
 
 
 def reframe_exe() -> str | None:

@@ -130,7 +130,7 @@ def test_loading_local_changes_nothing_in_the_process(bare_env, monkeypatch):
     "name, provides",
     [("seren", {"osu", "imb", "perftest"}), ("orfeo", {"osu", "imb", "perftest"}),
      ("slingshot", {"osu", "imb", "perftest"}), ("crusher", {"osu", "imb"}),
-     ("cori", {"osu", "imb"})],
+     ("cori", {"osu", "imb"}), ("cuda-node", {"osu", "imb"})],
 )
 def test_spack_systems_declare_what_their_environment_provides(bare_env, name, provides):
     """The fabrictest bundle has +osu +imb by default and perftest with +rdma (the spec in

@@ -101,7 +101,7 @@ def test_slingshot_osu_matches_slingshot_notes(dry_runs):
 
 def test_crusher_gpu_settings_match_crusher_notes(dry_runs):
     run = _ok(dry_runs("crusher"))
-    gpu = run.job_script("OsuGpuAwareTest %benchmark=osu_bibw")
+    gpu = run.job_script("OsuGpuAwareTest %benchmark=osu_bibw %span=nodes")
     for line in (
         "#SBATCH --partition=batch",
         "#SBATCH --exclusive",
@@ -114,9 +114,64 @@ def test_crusher_gpu_settings_match_crusher_notes(dry_runs):
     assert "srun osu_bibw -d rocm H H > osu_HH.out" in gpu
     assert "srun osu_bibw -d rocm H D > osu_HD.out" in gpu
     assert re.search(r"^srun osu_bibw -d rocm D D$", gpu, re.MULTILINE)
-    assert run.case("OsuGpuAwareTest %benchmark=osu_bibw")["result"] == "pass"
+    assert run.case("OsuGpuAwareTest %benchmark=osu_bibw %span=nodes")["result"] == "pass"
     txrx = run.job_script("TxRxTest %scenario=paired %span=one %method=mpi %buffer=cuda")
     assert "--buffer cuda" in txrx and "#SBATCH --gpus-per-task=1" in txrx
+
+
+#: the Crusher GPU notes' job script: one node, one GPU per task, the closest
+CRUSHER_NODE = ("#SBATCH --nodes=1", "#SBATCH --partition=batch", "#SBATCH --exclusive",
+                "#SBATCH --gpus-per-task=1", "#SBATCH --gpu-bind=closest",
+                "export MPICH_GPU_SUPPORT_ENABLED=1", "export MPICH_OFI_NIC_POLICY=NUMA")
+
+
+@pytest.mark.parametrize(("case", "tasks"), [
+    ("OsuGpuAwareTest %benchmark=osu_bw %span=node", 2),  # osu_bw takes two ranks exactly
+    ("GpuExchangeTest %program=bisection_bw", 8), ("GpuExchangeTest %program=alltomany", 8),
+    ("NcclTest %benchmark=all_reduce_perf %span=node", 8),
+    ("NcclTest %benchmark=alltoall_perf %span=node", 8),
+])
+def test_crusher_one_node_cases_keep_the_notes_lines(dry_runs, case, tasks):
+    """The notes' one-node case (8 tasks, --gpus-per-task=1 --gpu-bind=closest on one node)."""
+    script = _ok(dry_runs("crusher")).job_script(case)
+    for line in (*CRUSHER_NODE, f"#SBATCH --ntasks={tasks}", f"#SBATCH --ntasks-per-node={tasks}"):
+        assert line in script, (case, line)
+
+
+def test_crusher_device_against_host_and_rccl_commands(dry_runs):
+    run = _ok(dry_runs("crusher"))
+    bis = run.job_script("GpuExchangeTest %program=bisection_bw")
+    assert re.search(r"^srun bisection_bw -d host -s 4k -e 4m 8 50 > host\.out; echo ", bis, re.M)
+    assert re.search(r"^srun bisection_bw -d device -s 4k -e 4m 8 50$", bis, re.M)
+    a2m = run.job_script("GpuExchangeTest %program=alltomany")
+    assert re.search(r"^srun alltomany -d device -p 1 -b 20k -n 50 -r 5$", a2m, re.M)
+    nccl = run.job_script("NcclTest %benchmark=alltoall_perf %span=nodes")
+    assert "#SBATCH --nodes=2" in nccl and "#SBATCH --ntasks=16" in nccl
+    assert re.search(r"^srun alltoall_perf -b 8 -e 8589934592 -f 2 -g 1 -c 1$", nccl, re.M)
+
+
+def test_cuda_node_uses_the_cuda_equivalents(dry_runs):
+    """cuda-node: the same Slurm binding, Open MPI's CUDA switch instead of MPICH's, srun
+    through PMIx, its Spack environment; no Cray variable."""
+    run = _ok(dry_runs("cuda-node"))
+    for case, tasks, command in (
+        ("OsuGpuAwareTest %benchmark=osu_bw %span=node", 2,
+         r"^srun --mpi=pmix osu_bw -d cuda H H > osu_HH\.out; "),
+        ("GpuExchangeTest %program=bisection_bw", 4,
+         r"^srun --mpi=pmix bisection_bw -d device -s 4k -e 4m 4 50$"),
+        ("NcclTest %benchmark=all_reduce_perf %span=node", 4,
+         r"^srun --mpi=pmix all_reduce_perf -b 8 -e 8589934592 -f 2 -g 1 -c 1$"),
+    ):
+        script = run.job_script(case)
+        for line in ("#SBATCH --nodes=1", f"#SBATCH --ntasks={tasks}", "#SBATCH --partition=gpu",
+                     "#SBATCH --gpus-per-task=1", "#SBATCH --gpu-bind=closest",
+                     "export OMPI_MCA_opal_cuda_support=true",
+                     f'eval "$(spack env activate --sh -d {ROOT}/config/spack/cuda-node)"'):
+            assert line in script, (case, line)
+        assert re.search(command, script, re.M), (case, script)
+        assert "MPICH_" not in script
+    nodes = run.job_script("NcclTest %benchmark=alltoall_perf %span=nodes")
+    assert "#SBATCH --nodes=2" in nodes and "#SBATCH --ntasks=8" in nodes
 
 
 def test_cori_all_to_many_matches_cori_notes(dry_runs):
@@ -141,10 +196,11 @@ def test_gpu_tests_are_not_run_elsewhere(dry_runs, system):
     run = _ok(dry_runs(system))
     names = [c["display_name"].replace(" ", "") for c in run.cases()]
     assert "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host" in names
-    assert [n for n in names if "OsuGpuAwareTest" in n or "%buffer=cuda" in n] == []
+    gpu = ("OsuGpuAwareTest", "GpuExchangeTest", "NcclTest", "%buffer=cuda")
+    assert [n for n in names if any(g in n for g in gpu)] == []
 
 
-@pytest.mark.parametrize("system", ["crusher", "cori"])
+@pytest.mark.parametrize("system", ["crusher", "cori", "cuda-node"])
 def test_rdma_tests_are_not_run_without_rdma(dry_runs, system):
     run = _ok(dry_runs(system))
     names = [c["display_name"].replace(" ", "") for c in run.cases()]
@@ -154,13 +210,13 @@ def test_rdma_tests_are_not_run_without_rdma(dry_runs, system):
 
 
 def test_no_dry_run_failures(dry_runs):
-    for system in ("seren", "orfeo", "slingshot", "crusher", "cori"):
+    for system in ("seren", "orfeo", "slingshot", "crusher", "cori", "cuda-node"):
         run = _ok(dry_runs(system))
         failed = [c["display_name"] for c in run.cases() if c["result"] == "fail"]
         assert not failed, (system, failed)
 
 
-@pytest.mark.parametrize("system", ["seren", "orfeo", "slingshot", "crusher", "cori"])
+@pytest.mark.parametrize("system", ["seren", "orfeo", "slingshot", "crusher", "cori", "cuda-node"])
 def test_dry_run_skips_nothing(dry_runs, system):
     """Every case instantiated on a system gets its job script: the static facts (nodes,
     transports, ranks per node) keep a case from being listed there, not a skip in setup

@@ -13,7 +13,8 @@ from _rfm import SETTINGS
 from reframe.core.backends import getlauncher
 
 SEREN = [f"seren-{i:02d}" for i in range(1, 11)]
-OURS = ("mpirun-hostfile", "mpirun-onehost", "mpirun-slurm", "srun-placed", "srun-knl")
+OURS = ("mpirun-hostfile", "mpirun-onehost", "mpirun-slurm", "srun-placed", "srun-knl",
+        "srun-pmix")
 REMOVED_EXTRAS = ("launcher_options", "hostfile", "gpu_job_options")
 
 
@@ -66,7 +67,7 @@ def test_systems_name_registered_launchers_and_no_removed_extras(settings):
     by_system = {p["name"]: p["launcher"] for p in partitions}
     assert by_system == {"knl": "srun-knl", "batch": "srun-placed", "default": "mpirun-onehost",
                          "EPYC": "mpirun-slurm", "roce": "mpirun-hostfile",
-                         "compute": "srun-placed", "nodes": "srun-placed"}
+                         "compute": "srun-placed", "nodes": "srun-placed", "gpu": "srun-pmix"}
     for part in partitions:
         getlauncher(part["launcher"])  # raises ConfigError for a name nobody registered
         assert not set(REMOVED_EXTRAS) & set(part.get("extras", {})), part["name"]
@@ -165,6 +166,8 @@ def test_slurm_mpirun_exports_in_the_order_given():
         ("srun-placed", 1, True, "srun"),
         ("srun-knl", 8, True, "srun -c 4 --cpu_bind=cores --distribution=cyclic"),
         ("srun-knl", 8, False, "srun -c 4 --cpu_bind=cores"),
+        ("srun-pmix", 2, True, "srun --mpi=pmix --distribution=cyclic"),
+        ("srun-pmix", 1, True, "srun --mpi=pmix"),
     ],
 )
 def test_srun_distribution_follows_the_intent(name, nodes, round_robin, want):

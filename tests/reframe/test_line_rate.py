@@ -21,10 +21,10 @@ from fabric_line_rate import LINE, SHARED, link_rate  # noqa: E402
 #: system -> (line rate, per transport): the SEREN tx/rx notes' 100 GbE, the ORFEO IMB notes'
 #: InfiniBand 100 Gb/s and 25 GbE bond, two 100 Gb/s HSN NICs per Slingshot node, four 200 Gb/s
 #: Slingshot 11 NICs per Crusher node, Cori's Aries (PCIe 3.0 x16), local's shared memory, the
-#: vcluster's tbf rate (200 Mbit/s by default)
+#: vcluster's tbf rate (200 Mbit/s by default), cuda-node's four 400 Gb/s NICs (an example)
 EXPECTED = {"seren": (100, {}), "orfeo": (100, {"tcp": 25}), "slingshot": (200, {}),
             "crusher": (800, {}), "cori": (126, {}), "local": (SHARED_MEMORY_GBPS, {}),
-            "vcluster": (0.2, {})}
+            "vcluster": (0.2, {}), "cuda-node": (1600, {})}
 
 
 def _load(path, name):

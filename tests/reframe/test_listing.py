@@ -16,7 +16,8 @@ from scenario_math import txrx_layout
 from fabrictest.binaries import benchmark_features
 
 #: families every case of which needs a partition feature (rdma, gpu)
-NEEDS = {"OsuGpuAwareTest": "gpu", "NicHealthTest": "rdma", "PerftestWriteBwTest": "rdma"}
+NEEDS = {"OsuGpuAwareTest": "gpu", "NicHealthTest": "rdma", "PerftestWriteBwTest": "rdma",
+         "GpuExchangeTest": "gpu", "NcclTest": "gpu"}
 #: the features each family needs, the benchmark suites (osu, imb, perftest) included: local
 #: and vcluster have those when fabrictest.binaries finds them, +spack systems by declaration
 FAMILY_NEEDS = {
@@ -26,6 +27,8 @@ FAMILY_NEEDS = {
     "ImbTest": ("imb",),
     "PerftestWriteBwTest": ("rdma", "perftest"),
     "NicHealthTest": ("rdma",),
+    "GpuExchangeTest": ("gpu",),
+    "NcclTest": ("nccl", "gpu"),
 }
 #: parameter values that need one
 PARAM_NEEDS = {"%method=rdma": "rdma", "%buffer=cuda": "gpu", "%transport=rdma": "rdma"}
@@ -77,6 +80,8 @@ FAMILIES = (
     "ImbTest",
     "PerftestWriteBwTest",
     "NicHealthTest",
+    "GpuExchangeTest",
+    "NcclTest",
 )
 
 

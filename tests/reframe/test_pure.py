@@ -207,7 +207,8 @@ def test_settings_contract_both_spellings(tmp_path):
 
 def test_partition_features_are_the_documented_ones():
     mod = _settings()
-    allowed = {"mpi", "rdma", "gpu", "slurm", "spack", "osu", "imb", "perftest", "gpcnet"}
+    allowed = {"mpi", "rdma", "gpu", "slurm", "spack", "osu", "imb", "perftest", "gpcnet",
+               "nccl"}
     for system in mod.site_configuration["systems"]:
         for part in system["partitions"]:
             extra = set(part.get("features", [])) - allowed

@@ -16,7 +16,7 @@ from _rfm import ROOT, SYSTEMS
 from fabrictest import references as refs
 
 MODULES = ("txrx", "alltomany", "bisection", "osu", "imb", "perftest", "health", "congestion",
-           "gpcnet")
+           "gpcnet", "gpu_exchange", "nccl")
 REF_DIR = ROOT / "reference"
 
 

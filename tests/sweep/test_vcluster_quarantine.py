@@ -5,9 +5,11 @@ namespaces), 4 nodes on 2 switches (`vcluster up --switches 2`).
   the screening runs, which is where the first design cleared it (2 of 2 sweeps). The sweep
   names node03, and `--drain --confirm` drains node03 and no other node; a healthy sweep with
   `--drain --confirm` drains nothing.
-* sw1's uplink shaped to 50mbit: `fabric-sweep --topology slurm` (Slurm's tree, as
-  `scontrol show topology` prints it) names `uplink sw1<->sw2` within 3 rounds and no node;
-  node03 degraded instead: named as the node, no uplink.
+* sw1's uplink shaped to 50mbit: a plain `fabric-sweep` (no `--topology`: Slurm's tree, as
+  `scontrol show topology` prints it, is used by default) whose screening pairs all cross the
+  uplink names `uplink sw1<->sw2` within 3 rounds and no node (issue 27: it said `suspects:
+  none`); node03 degraded instead, with `--topology slurm`: named as the node, no uplink.
+* every sweep without `--expect` is held against the system's reference (vcluster.yaml).
 
 A few minutes: four sweeps of 10-30 s each. The module takes the vcluster lock the other
 vcluster tests take, brings up its own cluster and always takes it down again.
@@ -42,12 +44,12 @@ def cluster(tmp_path_factory):
 
 
 def sweep_and_drain(env: dict, tmp_path: Path, name: str,
-                    extra: tuple[str, ...] = ("--drain", "--confirm")):
+                    extra: tuple[str, ...] = ("--drain", "--confirm"), seed: int = 5):
     """`salloc -N 4 fabric-sweep --drain --confirm` (or `extra`): (exit code, stdout, json)."""
     out = tmp_path / f"{name}.json"
     cmd = ["salloc", "--partition=vc", f"--nodes={len(NODES)}", "--exclusive", "--no-kill",
            "--time=10", f"--job-name=sweep-{name}", str(BIN / "fabric-sweep"),
-           "--launcher", "slurm", "--seed", "5", "--nmsg", "300", "--pair-timeout", "40",
+           "--launcher", "slurm", "--seed", str(seed), "--nmsg", "300", "--pair-timeout", "40",
            "--json", str(out), "--no-pairs", *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
                           cwd=tmp_path)
@@ -110,6 +112,10 @@ def test_healthy_sweep_drains_nothing(cluster, tmp_path):
         assert out.rstrip().endswith("verdict:\nsuspects: none\ndrain: nothing to drain"), out
         assert rc == 0 and data["healthy"] is True
         assert drained(env) == {}
+        # judged against Slurm's topology and the system's reference, neither given
+        assert data["topology"].startswith("Slurm's") and len(data["uplinks"]) == 2
+        assert data["expected"]["source"].endswith("the system's reference")
+        assert data["level_unjudged"] is None
     finally:
         resume(env, NODES)
 
@@ -126,18 +132,24 @@ def test_switches_are_slurms_tree(cluster):
 
 
 def test_degraded_uplink_is_named_as_the_uplink(cluster, tmp_path):
+    """Issue 27's case: a plain sweep (no --topology, no --expect) whose screening pairs all
+    cross sw1's slow uplink (seed 1) took their rate as the cluster's level and said
+    `suspects: none`. Slurm's topology is used by default: the uplink is named."""
     state, env = cluster
     vcluster(state, "degrade-uplink", "sw1", "50mbit")
     try:
         assert "uplink to top 50Mbit  <- degraded" in vcluster(state, "status").stdout
-        rc, out, data = sweep_and_drain(env, tmp_path, "uplink", ("--topology", "slurm"))
+        rc, out, data = sweep_and_drain(env, tmp_path, "uplink", (), seed=1)
     finally:
         vcluster(state, "degrade-uplink", "sw1", "none")
+    sw1 = {"node01", "node02"}
+    assert all((p["src"] in sw1) != (p["dst"] in sw1) for p in data["pairs"] if p["round"] < 2)
     lines = out.split("\nverdict:\n", 1)[1].splitlines()
     assert len(lines) == 1 and lines[0].startswith("suspect: uplink sw1<->sw2: "), out
     assert lines[0].endswith("; runs inside sw1 and sw2 healthy")
     assert rc == 1 and data["rounds_used"] <= 3
     assert [u["suspect"] for u in data["uplinks"]] == [True, True]
+    assert data["topology"].startswith("Slurm's")
 
 
 def test_with_the_topology_a_degraded_node_is_still_the_node(cluster, tmp_path):

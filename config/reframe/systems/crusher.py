@@ -23,8 +23,9 @@ system = {
             "access": ["--partition=batch", "--exclusive"],
             "environs": ["PrgEnv-gnu"],
             # Slingshot 11 (Cassini) NICs: libfabric cxi, no ibverbs, hence no +rdma
-            # osu, imb: what config/spack/crusher (fabrictest+rocm~rdma: no perftest) provides
-            "features": ["mpi", "slurm", "gpu", "spack", "osu", "imb"],
+            # osu, imb, nccl: what config/spack/crusher (fabrictest+rocm~rdma+nccl: rccl-tests,
+            # no perftest) provides
+            "features": ["mpi", "slurm", "gpu", "spack", "osu", "imb", "nccl"],
             "max_jobs": 8,
             "time_limit": "30m",
             "sched_options": {"use_nodes_option": True},

@@ -8,15 +8,19 @@ Features ``osu``/``imb``/``perftest`` when :mod:`fabrictest.binaries` finds them
 ``nvidia-smi -L`` lists a GPU and a CUDA toolkit is there (``CUDA_HOME``, else
 ``/usr/local/cuda``; :mod:`fabrictest.gpus`): the programs are then built with ``GPU=cuda`` and
 the ``%buffer=cuda`` tests run, every rank on this host's GPUs, with the CUDA-aware MPI on
-``PATH``.
+``PATH``; the GPUs ``nvidia-smi`` lists are the partition's ``gpu`` devices (the one-node GPU
+cases place one rank per GPU). Without them, ``extras.lacks`` says why in words, and
+``reframe -l -vv`` prints it beside each ``+gpu`` case it does not list.
 """
 
 import os
 
 from fabrictest.binaries import benchmark_features
-from fabrictest.gpus import SHARED_MEMORY_GBPS, has_cuda
+from fabrictest.gpus import SHARED_MEMORY_GBPS, cuda_host
 
-_gpu = ["gpu"] if has_cuda() else []
+_cuda = cuda_host()  # one nvidia-smi -L (at most 20 s)
+_gpu = ["gpu"] if _cuda.usable else []
+_devices = [{"type": "gpu", "arch": "cuda", "num_devices": len(_cuda.gpus)}] if _gpu else []
 
 ORDER = 1000  # catch-all hostname pattern: must come last
 
@@ -41,7 +45,10 @@ system = {
             "features": ["mpi", *benchmark_features(), *_gpu],
             "max_jobs": 1,
             "env_vars": _root_env,
+            "devices": _devices,
             "extras": {
+                # why a feature this host could have is absent (reframe -l -vv prints it)
+                "lacks": {} if _gpu else {"gpu": _cuda.why_not},
                 "num_nodes": 1,
                 "ranks_per_node": 2,
                 "gpu_runtime": "cuda",  # what +gpu means here (nvidia-smi lists the GPUs)

@@ -46,6 +46,19 @@ def _plan() -> Plan:
         return Plan(state_dir=state)
 
 
+def _preflight_extras(plan: Plan) -> dict:
+    """What `vcluster up --preflight` declares for the health family (preflight.json in the
+    state directory: fabric NICs, inventory, MAC rule, fabric names and subnet, LLDP socket,
+    management targets); nothing without it."""
+    if not plan.preflight:
+        return {}
+    try:
+        extras = json.loads((plan.state_dir / "preflight.json").read_text()).get("extras")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return extras if isinstance(extras, dict) else {}
+
+
 BENCHMARKS = benchmark_features()
 
 PLAN = _plan()
@@ -113,6 +126,7 @@ system = {
                 # node sets and bisection's halves from the cluster's own Slurm topology
                 **({"topology": str(PLAN.topology_conf)}
                    if PLAN.fabric and PLAN.topology_conf.is_file() else {}),
+                **_preflight_extras(PLAN),
             },
         }
     ],

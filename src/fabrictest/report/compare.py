@@ -3,7 +3,8 @@ scenario, node and figure.
 
 No regression without evidence: a figure is REGRESSED only when it moved in the bad
 direction by more than the tolerance *and* that move is beyond the measured noise (3 or more
-sessions on each side, :mod:`.stats`) or leaves the figure outside its reference band. A move
+sessions on each side, :mod:`.stats`), leaves the figure outside its reference band, or
+happened in a test that passed in the base and failed in the target (the suite's verdict). A move
 with the noise unknown (fewer than 3 sessions on a side) and within the band is "changed by X %
 (noise unknown)": neutral, and the verdict says how many there are and what would judge them.
 Counts (unit `count`) follow the count rule (:mod:`.counts`) instead of a relative change.
@@ -18,6 +19,7 @@ sessions.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -123,7 +125,10 @@ def _informational(rs: Sequence[PerfRecord] | None) -> bool:
 def _status(base: float, target: float, unit: str, pvar: str, tol: float
             ) -> tuple[float, str]:
     """The change and the status by the tolerance alone (REGRESSED, improved, changed, ok)."""
-    change = (target - base) / abs(base) if base else 0.0
+    if base:
+        change = (target - base) / abs(base)
+    else:  # from 0: no relative change; any other value is a change without bound
+        change = 0.0 if target == base else math.copysign(math.inf, target)
     direction = better(unit, pvar)
     if direction is None:
         return change, ("changed" if abs(change) > tol else "ok")
@@ -210,7 +215,14 @@ def _row(brs, trs, tol: float, noise_factor: float) -> CompareRow:
         _count_row(row, brs, trs, unit)
     else:
         _judge(row, b, t, band_of(trs, unit), tol, noise_factor)
-        if any(r.result == "fail" for r in trs) and row.status in ("ok", "changed", "noise"):
+        if row.test_failed and not _test_failed(brs) and row.status == "changed" and (
+                _status(b.median, t.median, row.unit, row.pvar, tol)[1] == "REGRESSED"):
+            # the suite's own verdict is the evidence: its test passed in the base and failed
+            # in the target, and this figure moved the bad way beyond the tolerance
+            row.status = "REGRESSED"
+            row.note = (f"{100 * row.change:+.1f}%; its test passed in the base and failed "
+                        "in the target")
+        elif row.test_failed and row.status in ("ok", "changed", "noise"):
             row.note = (row.note + "; " if row.note else "") + "test failed"
     if row.informational and row.status not in ("new", "missing", "failed"):
         row.note = (row.note + "; " if row.note else "") + "informational"

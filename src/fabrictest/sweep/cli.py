@@ -33,10 +33,12 @@ from .estimate import VerdictParams
 from .expectation import Expectation, ExpectationError, from_reference
 from .measure import OsuBw, Txrx
 from .options import OneLineParser, UsageError, parse_count, parse_number
+from .outfile import OutputPathError
 from .output import render
 from .runners import LocalRunner, SlurmRunner
 from .runs import OK
 from .simulate import SimulatedRunner
+from .system_defaults import slurm_topology, system_expectation
 
 EXIT_INTERRUPTED = 130
 
@@ -91,16 +93,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="at most this many rounds in all: extra rounds measure the ambiguous "
                         f"nodes again (default {DEFAULT_MAX_ROUNDS})")
     g.add_argument("--seed", type=parse_count, default=None)
-    g.add_argument("--expect", type=parse_number, default=None,
-                   help="the figure of a healthy run (Gbps for txrx, MB/s for osu_bw): every "
-                        "node-direction and the cluster's level are also held against it, a "
-                        "side or a whole cluster more than --min-drop below is named")
+    g.add_argument("--expect", metavar="FIGURE[UNIT]", default=None,
+                   help="the figure of a healthy run (Gbps for txrx, MB/s for osu_bw, or with "
+                        "its unit: 100Gbps, 12000MB/s): every node-direction and the cluster's "
+                        "level are also held against it, a side or a whole cluster more than "
+                        "--min-drop below is named")
     g.add_argument("--expect-from", metavar="REFERENCE_YAML",
                    help="also hold every node-direction against the calibrated rate of one "
                         "tx/rx stream between two nodes in this reference file (TxRxTest "
                         "paired stream_gbps and its lower bound): a uniform drop is named too")
     g.add_argument("--expect-system", metavar="SYSTEM",
                    help="the system in --expect-from (default: the file's name, e.g. vcluster)")
+    g.add_argument("--no-reference", action="store_true",
+                   help="do not hold the sweep against the system's reference (by default, "
+                        "reference/SYSTEM.yaml's TxRxTest paired rate when it applies; the "
+                        "system: $RFM_SYSTEM or Slurm's cluster name)")
+    g.add_argument("--no-topology", action="store_true",
+                   help="do not use Slurm's topology (by default, inside an allocation, "
+                        "`scontrol show topology` when it places the nodes under 2 or more "
+                        "switches)")
     g.add_argument("--min-drop", type=parse_number, default=VerdictParams.min_drop,
                    help="a direction is named only when at least this fraction below the "
                         f"cluster level (default {VerdictParams.min_drop:g})")
@@ -160,9 +171,14 @@ def _main(argv) -> int:
         drain.check_options(args)
         names = nodeset.resolve(
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
+        launcher = _launcher(args)
         expected = _expected(args)
+        unjudged = _unjudged(args, launcher) if expected is None else ""
+        if args.expect is None and expected is None and not unjudged:
+            expected, unjudged = system_expectation(args.method, _shaping(args))
+        topology_note = _auto_topology(args, names, launcher)
         topo, slow_uplinks = topology.load(args, names)
-        runner = _runner(args, names)
+        runner = _runner(args, names, launcher)
         if slow_uplinks:  # the simulation's uplinks (--sim-slow-uplink)
             runner.add_slow_uplinks(topo, slow_uplinks)
     except (UsageError, specs.SpecError, nodeset.NodeSetError, ExpectationError) as err:
@@ -173,18 +189,21 @@ def _main(argv) -> int:
     say(f"{len(names)} nodes: {nodeset.collect(names)}; {runner.describe()}")
     params = VerdictParams(min_drop=args.min_drop, fdr=args.fdr)
     if args.expect is not None:  # an expectation like --expect-from's: a uniform drop is named
+        given = f" {args.expect_text}" if args.expect_unit != runner.unit else ""
         expected = Expectation(value=args.expect, lower=-args.min_drop, unit=runner.unit,
-                               source="--expect")
+                               source=f"--expect{given}")
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
                     seed=args.seed, params=params, expected=expected, say=say,
                     topology=topo)
+    res.unjudged = "" if expected is not None else unjudged
+    res.topology_note = topology_note
     sys.stdout.write(render(res, pairs=not args.no_pairs))
     drain_failed = _drain(res, args)
     sys.stdout.flush()
     if args.json:
         try:
             res.write_json(args.json)
-        except OSError as err:  # checked up front; the directory may have gone since
+        except (OSError, OutputPathError) as err:  # checked up front; things change
             return options.fail(f"--json {args.json}: {err}")
     if res.interrupted:
         return EXIT_INTERRUPTED
@@ -207,6 +226,51 @@ def _drain(res, args) -> bool:
     return bool(errors)
 
 
+def _launcher(args) -> str:
+    """slurm, mpirun or sim (auto: slurm inside an allocation)."""
+    if args.launcher != "auto":
+        return args.launcher
+    in_alloc = bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
+    return "slurm" if in_alloc and not args.all_local else "mpirun"
+
+
+def _shaping(args) -> dict[str, int]:
+    return {"msg_size": args.msg_size, "num_blks": args.num_blks, "num_cmsgs": args.num_cmsgs}
+
+
+def _unjudged(args, launcher: str) -> str:
+    """Why the sweep looks for no reference of the system ('' when it does)."""
+    if args.no_reference:
+        if args.expect is not None or args.expect_from:
+            raise UsageError("--no-reference with --expect or --expect-from: give one")
+        return "--no-reference"
+    if args.expect is not None:
+        return ""
+    if launcher == "sim":
+        return "a simulation has no system reference"
+    if args.test != "txrx":
+        return "the system's references are tx/rx streams', not osu_bw's"
+    return ""
+
+
+def _auto_topology(args, names, launcher: str) -> str:
+    """Slurm's topology where there is one and it was not refused; what was done, in words."""
+    if args.no_topology:
+        if args.topology:
+            raise UsageError("--no-topology with --topology: give one")
+        return "none (--no-topology)"
+    if args.topology:
+        return f"{args.topology} (--topology)"
+    if launcher == "sim":
+        return ""
+    if launcher != "slurm":
+        return "none (Slurm's is read only inside an allocation; or give --topology FILE)"
+    spec, why = slurm_topology(names)
+    args.topology = spec
+    return "Slurm's (scontrol show topology; --no-topology to leave it out)" if spec \
+        else f"none: {why}"
+
+
 def _expected(args) -> Expectation | None:
     """The reference rate of --expect-from; refused before any run when it cannot apply."""
     if args.expect_system and not args.expect_from:
@@ -220,12 +284,10 @@ def _expected(args) -> Expectation | None:
                          "(with osu_bw give --expect)")
     if not os.path.isfile(args.expect_from):
         raise UsageError(f"--expect-from {args.expect_from}: no such file")
-    return from_reference(args.expect_from, args.expect_system, args.method,
-                          {"msg_size": args.msg_size, "num_blks": args.num_blks,
-                           "num_cmsgs": args.num_cmsgs})
+    return from_reference(args.expect_from, args.expect_system, args.method, _shaping(args))
 
 
-def _runner(args, names):
+def _runner(args, names, launcher: str):
     """The runner the options ask for; UsageError when it cannot work here."""
     measure_timeout = max(1.0, args.pair_timeout - 5.0)
     if args.test == "txrx":
@@ -244,10 +306,6 @@ def _runner(args, names):
                              "PATH or give --osu-bw")
     slow = specs.parse_slow(args.sim_slow, names)
     down = specs.parse_down(args.sim_down, names)
-    launcher = args.launcher
-    if launcher == "auto":
-        in_alloc = bool(os.environ.get("SLURM_JOB_ID")) and shutil.which("srun") is not None
-        launcher = "slurm" if in_alloc and not args.all_local else "mpirun"
     if launcher == "sim":
         return SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=down,
                                seed=args.seed, unit=measurement.unit,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from .estimate import (
     weigh,
 )
 from .expectation import Expectation
+from .outfile import write_whole
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
 from .schedule import extra_round, screening_rounds
@@ -58,6 +58,9 @@ class SweepResult:
     stop_reason: str = ""
     expected: Expectation | None = None  # the reference rate the sides are held against
     uplinks: list = field(default_factory=list)  # topology.UplinkReport, with a topology
+    #: why the level was held against no reference ('' when it was: expected)
+    unjudged: str = ""
+    topology_note: str = ""  # where the topology came from, or why there is none
 
     @property
     def level(self) -> Level:
@@ -130,6 +133,8 @@ class SweepResult:
             "failed_runs": v.failed_runs,
             "undecided": [list(u) for u in v.undecided],
             "expected": self.expected.to_dict() if self.expected else None,
+            "level_unjudged": self.unjudged or None,
+            "topology": self.topology_note or None,
             "notes": v.notes,
             "uplinks": [asdict(u) for u in self.uplinks],
             "healthy": v.healthy,
@@ -138,18 +143,16 @@ class SweepResult:
         }
 
     def write_json(self, path: str) -> None:
-        """Written whole or not at all: a reader never sees half a file."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                # indented for a small cluster; compact (json's fast encoder) for a large one
-                indent = 1 if len(self.nodes) <= 200 else None
-                json.dump(self.to_dict(), fh, indent=indent)
-                fh.write("\n")
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        """Written whole or not at all (a reader never sees half a file), and never in place
+        of a link or a special file (outfile.py)."""
+        # indented for a small cluster; compact (json's fast encoder) for a large one
+        indent = 1 if len(self.nodes) <= 200 else None
+
+        def write(fh):
+            json.dump(self.to_dict(), fh, indent=indent)
+            fh.write("\n")
+
+        write_whole(path, write)
 
 
 def plan_text(n: int, runner: Runner, rounds: int, max_rounds: int) -> str:
@@ -231,7 +234,10 @@ def run_sweep(
     max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
     table = RunTable(nodes)
-    plan = screening_rounds(nodes, rounds, seed=seed)
+    plan = screening_rounds(nodes, rounds, seed=seed, reserve=max_rounds - rounds)
+    # matchings held back: more screening when the level is in doubt (one pair far above
+    # every other run: a slow majority, or two fast nodes?)
+    plan, reserve = plan[:rounds], plan[rounds:]
     done: list[Round] = []
     interrupted, stop = False, ""
     level: Level | None = None
@@ -241,11 +247,15 @@ def run_sweep(
     r, measuring = 0, False
     regions = None  # with slow uplinks: per node, which side of them it is on
     reports: list = []  # the links' reports of the last look
+    inside_at = None  # the round inside the switches ran in (once, right after screening)
     try:
         for r in range(max_rounds):
-            inside = (inside_round(r, table, topology, None if seed is None else seed + r)
-                      if topology is not None and r == len(plan) else None)
-            if topology is not None and r == len(plan) + 1:  # beyond a tree: links' evidence
+            inside = None
+            if r >= len(plan) and topology is not None and inside_at is None:
+                inside_at = r
+                inside = inside_round(r, table, topology, None if seed is None else seed + r)
+            elif topology is not None and inside_at is not None and r == inside_at + 1:
+                # beyond a tree: the links' evidence
                 inside = link_round(r, table, topology, reports,
                                     None if seed is None else seed + r)
             if r < len(plan):
@@ -253,6 +263,20 @@ def run_sweep(
             elif inside is not None:
                 rnd = inside
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
+            elif reserve and level is not None and level.in_doubt:
+                rnd = reserve.pop(0)
+                rnd.index, rnd.reason = r, (
+                    f"{'–'.join(level.upper.nodes[:2])} run at "
+                    f"{level.upper.center / level.upper.below:.2f}x every other run with each "
+                    "other: one more screening matching, to tell a slow majority from two "
+                    "fast nodes")
+                say(f"round {r} (screen, {len(rnd)} pairs): {rnd.reason}")
+                # weighed again with it, from scratch: what was cleared against the old level
+                # is not cleared against the new one
+                level, ev = None, None
+            elif len(nodes) == 2:  # one pair: measuring it again cannot tell which node
+                stop = "2 nodes: one pair, measured both ways (more rounds cannot tell which)"
+                break
             else:
                 rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:
@@ -329,14 +353,22 @@ def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, s
               + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
     met = table.partners_of(amb_nodes)
     seed = int(rng.integers(1 << 31))
+    # a node with one side in doubt spends both runs of its lane on that side
+    sides = (ev.state == AMBIGUOUS).reshape(-1, 2)[amb_nodes]
+    one_way = {int(n): int(np.flatnonzero(s)[0]) for n, s in zip(
+        amb_nodes.tolist(), sides, strict=True) if s.sum() == 1}
     if regions is None:
-        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason)
+        rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason,
+                          one_way=one_way)
     else:  # partners on the same side of every slow uplink: runs it does not explain away
         parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
-                             good[regions[good] == g], met, seed=seed + i, reason=reason)
+                             good[regions[good] == g], met, seed=seed + i, reason=reason,
+                             one_way=one_way)
                  for i, g in enumerate(np.unique(regions[amb_nodes]).tolist())]
-        rnd = Round(r, "extra", np.concatenate([p.a for p in parts]),
-                    np.concatenate([p.b for p in parts]), nodes, reason=reason)
+        rnd = Round(r, "extra", *(np.concatenate([p.a for p in parts]),
+                                  np.concatenate([p.b for p in parts])), nodes, reason=reason,
+                    s2=np.concatenate([p.second()[0] for p in parts]),
+                    d2=np.concatenate([p.second()[1] for p in parts]))
     if len(rnd) == 0:
         return None, f"no partner left for the {amb.size} ambiguous node-directions"
     return rnd, ""

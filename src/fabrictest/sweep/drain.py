@@ -82,8 +82,9 @@ def plan(res, max_fraction: float) -> DrainPlan:
     if v.failed_runs:
         return DrainPlan(refused=f"{len(v.failed_runs)} runs failed that no suspect explains")
     if v.notes:
-        return DrainPlan(refused="the whole cluster is below its reference (" + v.notes[0]
-                         + "): a node drain does not fix that")
+        what = ("the whole cluster is below its reference" if v.notes[0].startswith("below")
+                else "the verdict is about the cluster or a pair, not about nodes")
+        return DrainPlan(refused=f"{what} ({v.notes[0]}): a node drain does not fix that")
     named = [s for s in v.suspects if s.kind != "uplink"]  # a link is not drained
     nodes = [s.node for s in named]
     n = len(res.nodes)

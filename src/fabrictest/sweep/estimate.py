@@ -116,26 +116,40 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
 
     named_before = (np.zeros(n2, dtype=bool) if before is None
                     else (before == SLOW) | (before == UNREACHABLE))
+    # a side with a run well above the cut is shown healthy by it (a slow side
+    # only pulls runs down): it explains none of its partners' low runs, however many of its
+    # other partners were slow (with half the cluster slow, a healthy node's mean is low too)
+    best = np.full(n2, -np.inf)
+    np.maximum.at(best, ds[ok], x[ok])
+    np.maximum.at(best, dr[ok], x[ok])
+    shown_ok = best > level.cut + params.z_shown * level.sigma
     clean_s, clean_r = ok.copy(), ok.copy()
     charge_s, charge_r = fail.copy(), fail.copy()
+    # every OK run of a side, clean or not: what its partner is judged on when none of the
+    # partner's other runs is clean (all with slow partners of its own)
+    s_all, k_all = bc(ds, x0 * ok) + bc(dr, x0 * ok), bc(ds, ok) + bc(dr, ok)
     for _ in range(3):
         S = bc(ds, x0 * clean_s) + bc(dr, x0 * clean_r)
         K = bc(ds, clean_s) + bc(dr, clean_r)
         F = bc(ds, charge_s) + bc(dr, charge_r)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            loo_r = (S[dr] - x0 * clean_r) / (K[dr] - clean_r)  # receiver without this run
-            loo_s = (S[ds] - x0 * clean_s) / (K[ds] - clean_s)
         fo_r, ko_r = F[dr] - charge_r, K[dr] - clean_r
         fo_s, ko_s = F[ds] - charge_s, K[ds] - clean_s
+        with np.errstate(invalid="ignore", divide="ignore"):
+            loo_r = np.where(ko_r > 0, (S[dr] - x0 * clean_r) / ko_r,  # receiver w/o this run
+                             (s_all[dr] - x0 * ok) / (k_all[dr] - ok))
+            loo_s = np.where(ko_s > 0, (S[ds] - x0 * clean_s) / ko_s,
+                             (s_all[ds] - x0 * ok) / (k_all[ds] - ok))
+        ko_r = np.where(ko_r > 0, ko_r, k_all[dr] - ok)
+        ko_s = np.where(ko_s > 0, ko_s, k_all[ds] - ok)
         # the partner explains the run when its other runs say it is slow: below half the
         # design drop, and by more than `z_explain` of their standard error (one unlucky
         # run of a healthy partner must not discard the evidence)
         # (or, for a partner side named at the previous look, below half the design drop)
         with np.errstate(invalid="ignore"):
-            slow_r = (loo_r < level.explain) & (
+            slow_r = (loo_r < level.explain) & ~shown_ok[dr] & (
                 (loo_r * np.sqrt(np.maximum(ko_r, 1)) < -params.z_explain * level.sigma)
                 | named_before[dr])
-            slow_s = (loo_s < level.explain) & (
+            slow_s = (loo_s < level.explain) & ~shown_ok[ds] & (
                 (loo_s * np.sqrt(np.maximum(ko_s, 1)) < -params.z_explain * level.sigma)
                 | named_before[ds])
         # an OK run shows that its partner side works: only a slow partner explains it

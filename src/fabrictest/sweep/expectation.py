@@ -16,6 +16,7 @@ expectation.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,6 +33,63 @@ SHAPING = ("msg_size", "num_blks", "num_cmsgs")
 
 class ExpectationError(ValueError):
     """One line: why the reference cannot give the sweep its expected rate."""
+
+
+#: rate units in bits per second (OSU's MB/s is 10^6 bytes a second)
+RATE_BITS = {
+    "bps": 1.0, "b/s": 1.0, "bit/s": 1.0,
+    "kbps": 1e3, "Kbps": 1e3, "kb/s": 1e3, "Kb/s": 1e3, "kbit/s": 1e3, "Kbit/s": 1e3,
+    "Mbps": 1e6, "Mb/s": 1e6, "Mbit/s": 1e6, "mbit": 1e6,
+    "Gbps": 1e9, "Gb/s": 1e9, "Gbit/s": 1e9, "gbit": 1e9,
+    "Tbps": 1e12, "Tb/s": 1e12, "Tbit/s": 1e12,
+    "B/s": 8.0, "kB/s": 8e3, "KB/s": 8e3, "MB/s": 8e6, "GB/s": 8e9, "TB/s": 8e12,
+    "KiB/s": 8.0 * 2**10, "MiB/s": 8.0 * 2**20, "GiB/s": 8.0 * 2**30,
+}
+#: a healthy pair of nodes runs between 1 Mbit/s and 10 Tbit/s: an expected figure outside is
+#: in another unit (`--expect 1e-9` taken as Gbps is 1 bit/s, and every node passes it)
+PLAUSIBLE_BITS = (1e6, 1e13)
+#: a cluster level this many times its expected figure: the expectation is not of this
+#: measurement (another unit, size or fabric), and it can fail nothing
+ABOVE_FACTOR = 2.0
+_RATE = re.compile(r"^\s*([-+0-9.eE_]+|[-+]?(?:nan|inf|infinity))\s*([A-Za-z/]+)?\s*$", re.I)
+
+
+def parse_rate(text: str) -> tuple[float, str | None]:
+    """`0.19`, `190Mbps`, `12000 MB/s` -> (number, unit or None); ValueError when it is not."""
+    m = _RATE.match(str(text))
+    if not m:
+        raise ValueError(f"invalid rate {text!r} (a number, optionally with a unit: 100Gbps, "
+                         "12000MB/s)")
+    value = float(m[1].replace("_", ""))
+    unit = m[2]
+    if unit is not None and unit not in RATE_BITS:
+        raise ValueError(f"unknown unit {unit!r} in {text!r} (one of Gbps, Mbps, GB/s, MB/s, "
+                         "...)")
+    return value, unit
+
+
+def convert(value: float, unit: str, to: str) -> float:
+    return value * RATE_BITS[unit] / RATE_BITS[to]
+
+
+def implausible(value: float, unit: str) -> str | None:
+    """Why `value` `unit` cannot be the figure of a healthy pair, or None."""
+    if unit not in RATE_BITS:
+        return None
+    bits = value * RATE_BITS[unit]
+    lo, hi = PLAUSIBLE_BITS
+    if lo <= bits <= hi:
+        return None
+    return (f"{value:g} {unit} is {_bits_text(bits)}: a healthy pair runs at "
+            f"{convert(lo, 'bps', unit):g} to {convert(hi, 'bps', unit):g} {unit} (is the "
+            "unit right?)")
+
+
+def _bits_text(bits: float) -> str:
+    for unit, f in (("Tbit/s", 1e12), ("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bits >= f:
+            return f"{bits / f:.3g} {unit}"
+    return f"{bits:.3g} bit/s"
 
 
 @dataclass(frozen=True)
@@ -79,6 +137,9 @@ def from_reference_file(ref_file: refs.ReferenceFile, method: str,
         raise ExpectationError(f"{where}: lower bound {ref.lower} cannot fail a slow pair")
     if ref.unit and ref.unit != "Gbps":
         raise ExpectationError(f"{where}: unit {ref.unit}, the sweep measures Gbps")
+    problem = implausible(ref.value, ref.unit or "Gbps")
+    if problem:
+        raise ExpectationError(f"{where}: {problem}")
     measured = ref_file.classes[TEST_CLASS].measured_with(keys, FIGURE)
     for name in SHAPING:
         if name in measured and measured[name] is not None and measured[name] != shaping[name]:
@@ -95,8 +156,16 @@ def below_text(figure: float, exp: Expectation) -> str:
 
 
 def cluster_line(center: float | None, exp: Expectation) -> str | None:
-    """The verdict's line when the cluster level itself is below the reference band."""
-    if center is None or center >= exp.floor:
+    """The verdict's line when the cluster level itself is below the reference band, or so far
+    above it that the expectation cannot be of this measurement (it could fail nothing)."""
+    if center is None:
+        return None
+    if center > ABOVE_FACTOR * exp.value:
+        return (f"expectation off: cluster level {center:.3g} {exp.unit} is "
+                f"{center / exp.value:.3g}x the expected {exp.value:g} {exp.unit} "
+                f"({exp.source}): a figure of another unit, size or fabric, which cannot "
+                f"fail a slow node (give a healthy run's figure in {exp.unit})")
+    if center >= exp.floor:
         return None
     return f"below reference: cluster level {center:.3g} {exp.unit} is {below_text(center, exp)}"
 

@@ -39,6 +39,21 @@ from .runs import OK, RunTable
 
 _NORMAL = NormalDist()
 MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
+#: distinct node pairs a level above the median's must stand on (one pair may be two fast
+#: nodes: the sweep then says it cannot tell)
+MIN_UPPER_PAIRS = 2
+
+
+@dataclass
+class UpperLevel:
+    """:class:`UpperMode` as figures and names, for the verdict and the JSON."""
+
+    center: float
+    below: float
+    runs: int
+    pairs: int
+    nodes: list[str]
+    adopted: bool
 
 
 @dataclass
@@ -57,6 +72,9 @@ class Level:
     z_power: float
     left_out: int = 0  # node-directions left out of the level (clearly slow)
     spread_runs: int = 0  # runs the spread was pooled from
+    #: a level well above the median's that some nodes reach with each other (the level, when
+    #: adopted; otherwise one pair too few to stand on)
+    upper: UpperLevel | None = None
 
     def design_for(self, z: float) -> float:
         """The drop a `budget`-run test resolves at threshold z, `z_power` to spare (log)."""
@@ -71,6 +89,11 @@ class Level:
     def explain(self) -> float:
         """A partner whose other runs average below this explains a low run."""
         return self.design / 2
+
+    @property
+    def in_doubt(self) -> bool:
+        """One pair far above every other run: a slow majority, or two fast nodes?"""
+        return self.upper is not None and not self.upper.adopted
 
     def limit(self, log_ratio: float) -> float | None:
         return None if self.center is None else self.center * math.exp(log_ratio)
@@ -127,22 +150,31 @@ def _pooled_residuals(y: np.ndarray, ds, dr, out: np.ndarray, mean: np.ndarray,
     return res[keep]
 
 
-def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
-                 params: VerdictParams, expect: float | None = None):
-    """(center, sigma, clean runs, left-out sides, runs in the spread) of OK runs."""
-    y = np.log(values)
-    n2 = 2 * n
-    ds, dr = 2 * src, 2 * dst + 1
-    # start from the median of the nodes' best runs: a healthy node's best run is healthy
-    # unless every one of its partners was slow
-    best = np.full(n, -np.inf)
-    np.maximum.at(best, src, y)
-    np.maximum.at(best, dst, y)
-    c = math.log(expect) if expect else float(np.median(best[np.isfinite(best)]))
+@dataclass
+class UpperMode:
+    """A level above the one most runs sit at, reached by a group of nodes with each other.
+
+    A slow side only pulls runs down, so runs well above the cluster's median are evidence of
+    the healthy level and not noise when they come from several pairs: with half the cluster
+    slow, the median is the slow nodes' figure and the healthy half's runs with each other
+    are the only healthy ones (8 of 16 nodes at 0.3x: `suspects: none` against the median)."""
+
+    center: float  # log level of the runs among the nodes that reach it
+    below: float  # log level most runs sit at (the median's)
+    runs: int  # runs the upper level stands on
+    pairs: int  # distinct node pairs among them
+    nodes: list[int]  # nodes with a side that reaches it
+    threshold: float  # log gap a run needed to count as above the median's level
+
+
+def _iterate(y, ds, dr, n2, params, c, fixed, cap_share):
+    """Leave out the clearly slow sides, take the level of the rest (unless `fixed`) and the
+    pooled spread, until the left-out sides no longer change."""
     low = math.log(1.0 - params.min_drop / 2)
     out = np.zeros(n2, dtype=bool)
     sigma: float | None = None
     clean = np.ones(y.size, dtype=bool)
+    res = np.zeros(0)
     for _ in range(8):
         mean, k, _s, _r = side_means(y - c, ds, dr, n2, low)
         side_y = mean + c  # the sides' means as log figures (c moves below)
@@ -150,7 +182,7 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
             new = (k > 0) & (mean < low)
             if sigma is not None:  # once a spread is known: clearly, not by chance
                 new &= mean * np.sqrt(np.maximum(k, 1)) < -params.z_out * sigma
-        cap = int(params.max_left_out * n2)
+        cap = int(cap_share * n2)
         if new.sum() > cap:  # the lowest ones only: a level needs a majority to stand on
             z = np.where(new, mean * np.sqrt(np.maximum(k, 1)), np.inf)
             keep = np.argsort(z, kind="stable")[:cap]
@@ -160,15 +192,102 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
         if not clean.any():  # every run touches a slow side: nothing to stand on
             new[:] = False
             clean[:] = True
-        if not expect:
+        if not fixed:
             c = float(np.median(y[clean]))
-        mid = float(np.median(y[clean])) if expect else c
+        mid = float(np.median(y[clean])) if fixed else c
         res = _pooled_residuals(y, ds, dr, new, side_y, k, mid)
         sigma = MAD_TO_SIGMA * float(np.median(np.abs(res))) if res.size else 0.0
         if np.array_equal(new, out):
             break
         out = new
     return c, sigma or 0.0, int(clean.sum()), int(out.sum()), int(res.size)
+
+
+def upper_bound(sigma: float, runs: int, params: VerdictParams) -> float:
+    """The spread at its upper bound (2 standard errors of a MAD-based sigma, 1.17 sigma /
+    sqrt(n)), floored: a small cluster's lucky low spread names nobody."""
+    return max(sigma, params.sigma_floor) * (1.0 + 2.33 / math.sqrt(max(runs, 1)))
+
+
+def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: float,
+               sigma: float, params: VerdictParams) -> UpperMode | None:
+    """The level a group of nodes reaches with each other well above `c0`, or None.
+
+    A run counts as above when it is over `c0` by more than the cut (`min_drop`) and by more
+    than the largest of the runs' noise (the z that one run in a hundred sweeps exceeds,
+    Bonferroni over the runs): on a healthy cluster no run is. A side reaches the upper level
+    when its best run is within half that gap of it; the level is the median of the runs
+    between sides that reach it, until it settles."""
+    if y.size < 2:
+        return None
+    z_hi = -_NORMAL.inv_cdf(0.01 / y.size)
+    gap = max(-math.log(1.0 - params.min_drop), z_hi * sigma)
+    high = y > c0 + gap
+    if high.sum() < 2:
+        return None
+    n2 = 2 * n
+    ds, dr = 2 * src, 2 * dst + 1
+    best = np.full(n2, -np.inf)
+    np.maximum.at(best, ds, y)
+    np.maximum.at(best, dr, y)
+    c = float(np.median(y[high]))
+    sup = high
+    for _ in range(8):
+        reach = best >= c - gap / 2
+        sup = reach[ds] & reach[dr]
+        if not sup.any():
+            return None
+        c_new = float(np.median(y[sup]))
+        if c_new == c:
+            break
+        c = c_new
+    if c - c0 <= gap:
+        return None
+    a, b = np.minimum(src[sup], dst[sup]), np.maximum(src[sup], dst[sup])
+    pairs = int(np.unique(a * n + b).size)
+    nodes = np.unique(np.concatenate([src[sup], dst[sup]])).tolist()
+    return UpperMode(center=c, below=c0, runs=int(sup.sum()), pairs=pairs, nodes=nodes,
+                     threshold=gap)
+
+
+@dataclass
+class LevelFit:
+    center: float  # log
+    sigma: float
+    clean_runs: int
+    left_out: int
+    spread_runs: int
+    upper: UpperMode | None = None  # found above the median's level
+    adopted: bool = False  # the level is the upper one
+
+
+def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
+                 params: VerdictParams, expect: float | None = None) -> LevelFit:
+    """The level and spread of OK runs (log), the sides left out, and any upper level."""
+    y = np.log(values)
+    n2 = 2 * n
+    ds, dr = 2 * src, 2 * dst + 1
+    # start from the median of the nodes' best runs: a healthy node's best run is healthy
+    # unless every one of its partners was slow
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, src, y)
+    np.maximum.at(best, dst, y)
+    c = math.log(expect) if expect else float(np.median(best[np.isfinite(best)]))
+    fit = LevelFit(*_iterate(y, ds, dr, n2, params, c, bool(expect), params.max_left_out))
+    if expect:
+        return fit
+    up = upper_mode(y, src, dst, n, fit.center, upper_bound(fit.sigma, fit.spread_runs, params),
+                    params)
+    if up is None:
+        return fit
+    if up.pairs < MIN_UPPER_PAIRS:  # one pair: two fast nodes, or a slow majority?
+        fit.upper = up
+        return fit
+    # the level stands on the runs that reach it: every other side may be left out
+    out = LevelFit(*_iterate(y, ds, dr, n2, params, up.center, True, 1.0), upper=up,
+                   adopted=True)
+    out.clean_runs = up.runs
+    return out
 
 
 def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
@@ -184,18 +303,24 @@ def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
     center: float | None = expect
     sigma = params.sigma_small
     clean_n = left_out = spread_n = 0
+    fit = None
     if sel.any():
-        c, sigma, clean_n, left_out, spread_n = robust_level(
-            table.value[sel], table.src[sel], table.dst[sel], n, params, expect)
-        center = expect or math.exp(c)
+        fit = robust_level(table.value[sel], table.src[sel], table.dst[sel], n, params, expect)
+        sigma, clean_n, left_out, spread_n = (fit.sigma, fit.clean_runs, fit.left_out,
+                                              fit.spread_runs)
+        center = expect or math.exp(fit.center)
         if spread_n < params.min_clean:
             sigma = max(sigma, params.sigma_small)
-    # the spread is itself estimated: take its upper bound (2 standard errors of a MAD-based
-    # sigma, 1.17 sigma / sqrt(n)), so that a small cluster's lucky low spread names nobody
-    sigma = max(sigma, params.sigma_floor) * (1.0 + 2.33 / math.sqrt(max(spread_n, 1)))
+    sigma = upper_bound(sigma, spread_n, params)
     q_look = params.fdr / looks
+    names = table.nodes
+    upper = fit.upper if fit is not None else None
     return Level(center=center, sigma=sigma, clean_runs=clean_n,
                  source="expect" if expect else "runs", cut=math.log(1.0 - params.min_drop),
                  budget=budget, looks=looks, q_look=q_look,
                  z_family=-_NORMAL.inv_cdf(q_look / (2 * n)), z_power=params.z_power,
-                 left_out=left_out, spread_runs=spread_n)
+                 left_out=left_out, spread_runs=spread_n,
+                 upper=None if upper is None else UpperLevel(
+                     center=math.exp(upper.center), below=math.exp(upper.below),
+                     runs=upper.runs, pairs=upper.pairs,
+                     nodes=[names[i] for i in upper.nodes], adopted=fit.adopted))

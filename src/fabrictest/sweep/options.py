@@ -12,11 +12,16 @@ import math
 import os
 import sys
 
-from ..references.model import reference_value_problem
+from ..references.model import STRICT_LOWER, reference_value_problem
+from .outfile import target_problem
 
 MAX_PAIR_TIMEOUT = 3600.0  # one measurement of one pair taking more than an hour is a hang
 MAX_ROUNDS = 1000
 MAX_SIGMA = 3.0  # a log-normal spread of 3 is a factor of 20 for one standard deviation
+#: --min-drop: a drop smaller than 5 % is within a healthy link's run-to-run spread (a verdict
+#: at that cut cries wolf); one larger than the references' strict band (50 %) lets a node at
+#: a fraction of its rate pass (`--min-drop 0.999` cleared a node at 1 %)
+MIN_DROP_RANGE = (0.05, -STRICT_LOWER)
 
 
 class UsageError(ValueError):
@@ -74,22 +79,56 @@ def probe_writable(path: str, what: str = "--json") -> None:
     """Refuse an output path that cannot be written, by creating (and removing) a file next
     to it: permission bits say nothing for root, nor for /proc or a read-only mount."""
     target = os.path.abspath(path)
-    if os.path.isdir(target):
-        raise UsageError(f"{what} {path}: is a directory")
+    problem = target_problem(target)  # a link, a device, a pipe: never replaced
+    if problem:
+        raise UsageError(f"{what} {path}: {problem}")
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
         raise UsageError(f"{what} {path}: directory {parent} does not exist")
     probe = f"{target}.probe{os.getpid()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    made = False
     try:
-        with open(probe, "w", encoding="utf-8"):
-            pass
+        os.close(os.open(probe, flags, 0o600))
+        made = True
     except OSError as err:
         raise UsageError(f"{what} {path}: cannot write there ({err.strerror or err})") from None
     finally:
-        try:
+        if made:
             os.unlink(probe)
-        except OSError:
-            pass
+
+
+def measurement_unit(test: str) -> str:
+    """The unit of one run's figure: the tx/rx tool's Gbps, osu_bw's MB/s."""
+    return "MB/s" if test == "osu_bw" else "Gbps"
+
+
+def _expect(args: argparse.Namespace) -> None:
+    """--expect FIGURE[UNIT]: a normal positive number (the reference files' rule), in a rate
+    unit (default: the measurement's), converted to the measurement's unit, and a figure a
+    healthy pair can have (`--expect 1e-9` is 1 bit/s in Gbps: every node passes it)."""
+    from .expectation import convert, implausible, parse_rate
+
+    args.expect_unit = None
+    args.expect_text = args.expect
+    if args.expect is None or isinstance(args.expect, float):
+        return
+    try:
+        value, unit = parse_rate(args.expect)
+    except ValueError as err:
+        raise UsageError(f"argument --expect: {err}") from None
+    _finite_positive("--expect", value)
+    problem = reference_value_problem(value)  # the reference files' rule: a normal figure
+    if problem:
+        raise UsageError(f"--expect {value:g}: {problem.replace('reference ', '', 1)}")
+    own = measurement_unit(args.test)
+    problem = implausible(value, unit or own)
+    if problem:
+        raise UsageError(f"--expect {args.expect}: {problem}"
+                         + ("" if unit else f"; {args.test} measures {own}, give the unit, "
+                            f"e.g. --expect 100Gbps or --expect 12000MB/s"))
+    args.expect_unit = unit or own
+    args.expect = convert(value, unit, own) if unit else value
 
 
 def check(args: argparse.Namespace) -> None:
@@ -100,11 +139,7 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-rounds {args.max_rounds} is smaller than --rounds {args.rounds}")
     _at_least("--max-concurrent", args.max_concurrent, 1)
     _finite_positive("--pair-timeout", args.pair_timeout, MAX_PAIR_TIMEOUT)
-    _finite_positive("--expect", args.expect)
-    if args.expect is not None:  # the reference files' rule: a normal positive figure
-        problem = reference_value_problem(args.expect)
-        if problem:
-            raise UsageError(f"--expect {args.expect:g}: {problem.replace('reference ', '', 1)}")
+    _expect(args)
     _finite_positive("--pair-seconds", args.pair_seconds, MAX_PAIR_TIMEOUT)
     if not (math.isfinite(args.sim_pair_seconds) and 0 <= args.sim_pair_seconds <= 60):
         raise UsageError(f"--sim-pair-seconds must be between 0 and 60, got "
@@ -117,6 +152,11 @@ def check(args: argparse.Namespace) -> None:
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     _fraction("--min-drop", args.min_drop)
+    lo, hi = MIN_DROP_RANGE
+    if not lo <= args.min_drop <= hi:
+        raise UsageError(
+            f"--min-drop {args.min_drop:g}: must be between {lo:g} and {hi:g} (a node at "
+            f"{1 - hi:g}x must be named; below {lo:g} a healthy link's spread is named)")
     _fraction("--fdr", args.fdr)
     sigma = args.sim_sigma
     if sigma is not None and not (math.isfinite(sigma) and 0.0 <= sigma <= MAX_SIGMA):

@@ -96,6 +96,12 @@ def summary(res: SweepResult) -> str:
         e = res.expected
         lines.append(f"expected {fmt(e.value)} {e.unit} per run from {e.source}: a direction "
                      f"below {fmt(e.floor)} {e.unit} ({100 * e.lower:+.1f}%) is named too")
+    else:
+        lines.append(f"the cluster level is unjudged ({res.unjudged or 'no reference'}): "
+                     "nodes are held against each other only, so a drop every pair shares "
+                     "passes (give --expect or --expect-from)")
+    if res.topology_note:
+        lines.append(f"topology: {res.topology_note}")
     for rnd in res.rounds:
         if rnd.reason:
             lines.append(f"round {rnd.index}: {rnd.reason}")

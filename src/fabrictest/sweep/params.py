@@ -12,6 +12,7 @@ class VerdictParams:
     z_clear: float = 1.5  # margin (standard errors) to clear a side against the design drop
     z_power: float = 1.3  # the design drop is resolved with this many standard errors to spare
     z_explain: float = 3.0  # a partner explains a low run when this far below on its own
+    z_shown: float = 3.0  # ... unless one of its runs is this far above the cut
     min_runs: int = 2  # clean runs before a side is named slow
     sigma_floor: float = 0.03  # never trust a spread below 3%
     sigma_small: float = 0.1  # spread assumed when fewer than `min_clean` runs are clean

@@ -1,7 +1,8 @@
 """Running one round of pair measurements on Slurm or with mpirun; both directions per pair.
 
-Every pair of a round starts at once (up to `max_concurrent`); a pair measures a -> b, then
-b -> a, each run with its own time limit: a run that does not finish is killed (its whole
+Every lane of a round starts at once (up to `max_concurrent`); a lane is a pair measured
+a -> b, then b -> a (or, in an extra round, a node's one doubtful direction twice, with two
+partners), each run with its own time limit: a run that does not finish is killed (its whole
 process group) and recorded as `timeout`, so a dead link shows up as evidence, never as a hung
 sweep. Ctrl-C kills the runs in flight, marks them `interrupted` (no evidence either way) and
 hands the completed runs of the round to the caller (`RoundInterrupted`).
@@ -174,22 +175,21 @@ class CommandRunner(Runner):
 
     # -- one round ------------------------------------------------------------------------
     def run_round(self, rnd: Round) -> RoundRuns:
-        pairs = rnd.pairs
+        lanes = rnd.lanes()
         index = {n: i for i, n in enumerate(rnd.names)}
-        rows: list = [None] * (2 * len(pairs))
+        rows: list = [None] * (2 * len(lanes))
 
         def both(i: int) -> None:
-            a, b = pairs[i]
-            for j, (s, d) in enumerate(((a, b), (b, a))):
+            for j, (s, d) in enumerate(lanes[i]):
                 st, v, secs, det = self.measure(rnd, s, d)
                 rows[2 * i + j] = (index[s], index[d], st, v, secs, det)
 
-        if not pairs:
+        if not lanes:
             return RoundRuns.from_lists([])
         self._stop.clear()
-        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrent, len(pairs)))
+        pool = ThreadPoolExecutor(max_workers=min(self.max_concurrent, len(lanes)))
         try:
-            futures = [pool.submit(both, i) for i in range(len(pairs))]
+            futures = [pool.submit(both, i) for i in range(len(lanes))]
             for f in futures:
                 f.result()
         except KeyboardInterrupt:
@@ -199,18 +199,17 @@ class CommandRunner(Runner):
             for p in procs:
                 _kill_group(p, grace=2.0)
             pool.shutdown(wait=True, cancel_futures=True)
-            raise RoundInterrupted(self._collect(rows, pairs, index)) from None
+            raise RoundInterrupted(self._collect(rows, lanes, index)) from None
         finally:
             pool.shutdown(wait=True)
         return RoundRuns.from_lists(rows)
 
     @staticmethod
-    def _collect(rows, pairs, index) -> RoundRuns:
+    def _collect(rows, lanes, index) -> RoundRuns:
         out = []
         for i, row in enumerate(rows):
             if row is None:
-                a, b = pairs[i // 2]
-                s, d = (a, b) if i % 2 == 0 else (b, a)
+                s, d = lanes[i // 2][i % 2]
                 row = (index[s], index[d], INTERRUPTED, None, 0.0, "interrupted")
             out.append(row)
         return RoundRuns.from_lists(out)

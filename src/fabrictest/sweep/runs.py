@@ -22,8 +22,13 @@ DIRECTION = ("send", "receive")
 
 @dataclass
 class Round:
-    """One round: disjoint pairs (node indices `a[i]`, `b[i]`), all measured at once, both
-    directions of each; `reason` says why an extra round ran."""
+    """One round: disjoint lanes, all measured at once, each lane two runs one after the other.
+
+    A screening lane is a pair (node indices `a[i]`, `b[i]`) measured both ways: `a -> b`,
+    then `b -> a`. An extra round may give a node whose one direction alone is in doubt two
+    runs in that direction instead, with two partners: `a -> b`, then `s2 -> d2` (`s2`, `d2`
+    set; None: `b -> a`). The lanes of a round share no node. `reason` says why an extra
+    round ran."""
 
     index: int
     kind: str  # "screen" or "extra"
@@ -32,20 +37,45 @@ class Round:
     names: Sequence[str]
     idle: list[int] = field(default_factory=list)  # screening: the node sitting out (odd N)
     reason: str = ""
+    s2: np.ndarray | None = None  # the second run of each lane (None: b -> a)
+    d2: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.a)
 
+    def second(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sender and receiver of each lane's second run."""
+        if self.s2 is None or self.d2 is None:
+            return np.asarray(self.b), np.asarray(self.a)
+        return np.asarray(self.s2), np.asarray(self.d2)
+
+    def lanes(self) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+        """Per lane its two runs as (sender, receiver) names."""
+        s2, d2 = self.second()
+        n = self.names
+        return [((n[a], n[b]), (n[s], n[d])) for a, b, s, d in zip(
+            np.asarray(self.a).tolist(), np.asarray(self.b).tolist(), s2.tolist(), d2.tolist(),
+            strict=True)]
+
     @property
     def pairs(self) -> list[tuple[str, str]]:
-        return [(self.names[i], self.names[j]) for i, j in zip(self.a, self.b, strict=True)]
+        """The pairs of nodes measured (a lane of three nodes is two pairs)."""
+        out = []
+        for first, second in self.lanes():
+            out.append(first)
+            if {*second} != {*first}:
+                out.append(second)
+        return out
 
     def nodes(self) -> list[str]:
-        return [n for p in self.pairs for n in p]
+        return list(dict.fromkeys(n for p in self.pairs for n in p))
 
     def to_dict(self) -> dict:
-        return {"index": self.index, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
-                "idle": [self.names[i] for i in self.idle], "reason": self.reason}
+        d = {"index": self.index, "kind": self.kind, "pairs": [list(p) for p in self.pairs],
+             "idle": [self.names[i] for i in self.idle], "reason": self.reason}
+        if self.s2 is not None:
+            d["runs"] = [[list(r1), list(r2)] for r1, r2 in self.lanes()]
+        return d
 
 
 @dataclass

@@ -7,7 +7,8 @@ labelling makes the matchings as good as independent random ones, without repeat
 
 Extra rounds measure only the nodes whose evidence is still ambiguous, each with a known-good
 partner it has not met (a repeat only when none is left, other ambiguous nodes when no good
-node is free): a node takes part in at most one pair per round.
+node is free): a node takes part in at most one lane per round. A node with one direction in
+doubt measures that direction twice, with two partners, in the time of one pair.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ def _circle_pairs(labels: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     return order[: m // 2], order[::-1][: m // 2]
 
 
-def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None) -> list[Round]:
-    """`rounds` perfect matchings of the nodes with no pair repeated (capped at N-1 or N)."""
+def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None,
+                     reserve: int = 0) -> list[Round]:
+    """`rounds` perfect matchings of the nodes with no pair repeated (capped at N-1 or N),
+    then up to `reserve` more from the same tournament (no pair repeated either), drawn after
+    the first ones so that these do not depend on `reserve`."""
     if len(set(names)) != len(names):
         raise ValueError("node names must be unique")
     if len(names) < 2:
@@ -40,15 +44,21 @@ def screening_rounds(names: Sequence[str], rounds: int, seed: int | None = None)
         labels = np.append(labels, -1)
     available = len(labels) - 1  # distinct matchings in the tournament
     chosen = rng.choice(available, size=min(rounds, available), replace=False)
-    out = []
-    for i, r in enumerate(chosen):
-        a, b = _circle_pairs(labels, int(r))
-        real = (a >= 0) & (b >= 0)
-        order = rng.permutation(int(real.sum()))
-        idle = [int(x) for x in np.concatenate([a[~real], b[~real]]) if x >= 0]
-        out.append(Round(index=i, kind="screen", a=a[real][order], b=b[real][order],
-                         names=names, idle=idle))
+    out = [_matching(i, labels, int(r), names, rng) for i, r in enumerate(chosen)]
+    rest = np.setdiff1d(np.arange(available), chosen)
+    if reserve > 0 and rest.size:
+        more = rng.choice(rest, size=min(reserve, rest.size), replace=False)
+        out += [_matching(len(out) + i, labels, int(r), names, rng) for i, r in enumerate(more)]
     return out
+
+
+def _matching(index: int, labels: np.ndarray, r: int, names: Sequence[str], rng) -> Round:
+    a, b = _circle_pairs(labels, r)
+    real = (a >= 0) & (b >= 0)
+    order = rng.permutation(int(real.sum()))
+    idle = [int(x) for x in np.concatenate([a[~real], b[~real]]) if x >= 0]
+    return Round(index=index, kind="screen", a=a[real][order], b=b[real][order], names=names,
+                 idle=idle)
 
 
 def extra_round(
@@ -59,6 +69,7 @@ def extra_round(
     met: dict[int, set[int]],
     seed: int | None = None,
     reason: str = "",
+    one_way: dict[int, int] | None = None,
 ) -> Round:
     """Pair each ambiguous node with a known-good node it has not met.
 
@@ -66,34 +77,62 @@ def extra_round(
     nodes it has already been paired with. A good node is used once per round; when the
     unmet good nodes run out an ambiguous node takes a good node again, and when no good node
     is free, another ambiguous node it has not met.
+
+    `one_way`: node -> 0 (only its send side is in doubt) or 1 (only its receive side). Such
+    a node spends both runs of its lane on that direction, each with its own unmet good
+    partner (`n -> g1`, then `n -> g2`): twice the evidence where it is needed, in the same
+    time as a pair measured both ways (a node never runs two measurements at once). With
+    fewer than two partners to spare it is measured both ways with one, as any other.
     """
     rng = np.random.default_rng(seed)
+    one_way = one_way or {}
     amb = [int(x) for x in rng.permutation(ambiguous)]
     pool = [int(x) for x in rng.permutation(good)]
     used: set[int] = set()
     a_out: list[int] = []
     b_out: list[int] = []
+    s2_out: list[int] = []
+    d2_out: list[int] = []
     waiting: list[int] = []
     cursor = 0
-    for n in amb:
+
+    def unmet(n: int) -> int | None:
+        nonlocal cursor
         while cursor < len(pool) and pool[cursor] in used:
             cursor += 1
         seen = met.get(n, set())
-        partner = None
         # walk the shuffled good nodes: skipped ones (met by this node) stay available
-        j = cursor
-        while j < len(pool) and j < cursor + 64:
+        for j in range(cursor, min(len(pool), cursor + 64)):
             g = pool[j]
             if g not in used and g not in seen:
-                partner = g
-                break
-            j += 1
-        if partner is not None:
-            used.add(partner)
+                used.add(g)
+                return g
+        return None
+
+    def pair(g: int, n: int) -> None:  # g -> n, then n -> g
+        a_out.append(g)
+        b_out.append(n)
+        s2_out.append(n)
+        d2_out.append(g)
+
+    for n in amb:
+        partner = unmet(n)
+        if partner is None:
+            waiting.append(n)
+            continue
+        second = unmet(n) if n in one_way else None
+        if second is None:
+            pair(partner, n)
+        elif one_way[n] == 0:  # n sends to both
+            a_out.append(n)
+            b_out.append(partner)
+            s2_out.append(n)
+            d2_out.append(second)
+        else:  # n receives from both
             a_out.append(partner)
             b_out.append(n)
-        else:
-            waiting.append(n)
+            s2_out.append(second)
+            d2_out.append(n)
     still: list[int] = []
     for n in waiting:
         # every nearby good node was met: a repeat with a free good node beats no evidence
@@ -102,15 +141,17 @@ def extra_round(
             still.append(n)
             continue
         used.add(partner)
-        a_out.append(partner)
-        b_out.append(n)
+        pair(partner, n)
     # no good node free: ambiguous nodes measure each other (unmet pairs first)
     free = list(still)
     while len(free) >= 2:
         n = free.pop(0)
         seen = met.get(n, set())
         k = next((i for i, m in enumerate(free) if m not in seen), 0)
-        a_out.append(n)
-        b_out.append(free.pop(k))
-    return Round(index=index, kind="extra", a=np.array(a_out, dtype=np.int64),
-                 b=np.array(b_out, dtype=np.int64), names=names, reason=reason)
+        pair(free.pop(k), n)
+
+    def arr(x):
+        return np.array(x, dtype=np.int64)
+
+    return Round(index=index, kind="extra", a=arr(a_out), b=arr(b_out), names=names,
+                 reason=reason, s2=arr(s2_out), d2=arr(d2_out))

@@ -73,8 +73,9 @@ class SimulatedRunner(Runner):
     def run_round(self, rnd: Round) -> RoundRuns:
         if self.pair_seconds > 0 and len(rnd):
             time.sleep(2 * self.pair_seconds)  # both directions, one after the other
-        src = np.concatenate([rnd.a, rnd.b])
-        dst = np.concatenate([rnd.b, rnd.a])
+        s2, d2 = rnd.second()
+        src = np.concatenate([rnd.a, s2]).astype(np.int64)
+        dst = np.concatenate([rnd.b, d2]).astype(np.int64)
         cap = np.minimum(self.tx[src], self.rx[dst])
         for crosses, f in self.uplinks:  # a run crossing a slow link runs at most at its rate
             cap = np.where(crosses(src, dst), np.minimum(cap, f), cap)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cluster_lines import level_notes, pair_line
 from .estimate import (
     BORDERLINE,
     CLEARED,
@@ -32,19 +33,11 @@ from .estimate import (
     Level,
 )
 from .expectation import Expectation, below_text, cluster_line, sides_below
+from .numbers import fmt
 from .runs import FAILED, OK, TIMEOUT, RunTable
 
 DIRS = ("send", "receive")
 GERUND = ("sending", "receiving")
-
-
-def fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if v == 0:
-        return "0"
-    digits = max(0, 2 - int(math.floor(math.log10(abs(v)))))
-    return f"{v:.{min(digits, 6)}f}"
 
 
 @dataclass
@@ -271,9 +264,16 @@ def decide(table: RunTable, ev: Evidence, unit: str, interrupted: bool = False,
     if expected is not None:
         line = cluster_line(level.center, expected)
         notes = [line] if line else []
+        low_cluster = level.center is not None and level.center < expected.floor
         below = _below_reference(table, ev, {s.node for s in suspects}, unit, expected,
-                                 cluster_wide=bool(notes))
+                                 cluster_wide=low_cluster)
         suspects += below
+    notes += level_notes(level, unit, expected)
+    if n == 2:  # one pair: nothing to tell its two nodes apart with
+        notes = [ln for ln in notes if not ln.startswith("below reference")]
+        line = pair_line(table, level, unit, expected)
+        notes += [line] if line else []
+        suspects, below, undecided = [], [], []
     rows = node_table(table, ev) if with_table else []
     marked = {s.node: s for s in below}
     for row in rows:

@@ -12,7 +12,8 @@ class Fabrictest(BundlePackage):
     (txrx, parsers, reports), its C MPI benchmarks (alltomany, bisection_bw), perftest
     (ib_write_bw and friends), OSU Micro-Benchmarks and Intel MPI Benchmarks, and with
     +gpcnet GPCNeT, all with the same MPI. +cuda / +rocm ask for GPU buffers wherever a component has them (our C
-    programs, OSU, perftest; CuPy for txrx with +cuda)."""
+    programs, OSU, perftest; CuPy for txrx with +cuda); with +nccl, nccl-tests (+cuda) or
+    rccl-tests (+rocm), the NCCL/RCCL collectives of the GPU partitions."""
 
     version("main")
     version("0.1.0", preferred=True)
@@ -30,9 +31,15 @@ class Fabrictest(BundlePackage):
         default=False,
         description="GPCNeT (network_test, network_load_test): full-system congestion tests",
     )
+    variant(
+        "nccl",
+        default=False,
+        description="nccl-tests (+cuda) or rccl-tests (+rocm): NCCL/RCCL collectives",
+    )
     variant("cuda", default=False, description="CUDA GPU buffers wherever a component has them")
     variant("rocm", default=False, description="ROCm GPU buffers wherever a component has them")
     conflicts("+cuda", when="+rocm", msg="choose CUDA or ROCm GPU buffers, not both")
+    conflicts("+nccl", when="~cuda~rocm", msg="+nccl needs +cuda (nccl-tests) or +rocm (rccl-tests)")
 
     for _v in ("main", "0.1.0"):
         depends_on(f"py-fabrictest@{_v}", when=f"@{_v} +python")
@@ -43,6 +50,8 @@ class Fabrictest(BundlePackage):
     depends_on("osu-micro-benchmarks@7:", when="+osu")
     depends_on("intel-mpi-benchmarks@2021:", when="+imb")
     depends_on("gpcnet", when="+gpcnet")
+    depends_on("nccl-tests+mpi", when="+nccl+cuda")
+    depends_on("rccl-tests+mpi", when="+nccl+rocm")
 
     # GPU variants, propagated to the components that have them
     depends_on("fabrictest-benchmarks+cuda", when="+cuda")

@@ -1,0 +1,322 @@
+"""Undecidable is not healthy: the sweep verdicts that could not fail (issue 27).
+
+* Two nodes are one pair: nothing to tell them apart with, and without a reference nothing to
+  hold the pair against. Whatever the runs show is the pair's ("cannot tell which"), and it is
+  never `suspects: none` unless a reference says the pair is healthy.
+* Half the cluster slow: the median run is the slow nodes' figure. The runs the healthy half
+  makes with each other are well above it (a slow side only pulls runs down), so when
+  several pairs reach a level far above the median, that is the level: the slow half is
+  named, with a cluster-wide line. One such pair only: undecidable.
+* `--min-drop` within 0.05..0.5 (0.999 let a node at 1 % pass); `--expect` in a rate unit and
+  a figure a healthy pair can have (1e-9 Gbps is 1 bit/s: every node at 0.3x passed it).
+* Where Slurm has a topology and the system a reference, the sweep uses them unless told not
+  to (`--no-topology`, `--no-reference`); otherwise the level is said to be unjudged. Shown
+  here through the Slurm runner with a stand-in `srun` (4 nodes on 2 switches, the uplink
+  slow: every screening run crosses it) and on the vcluster in test_vcluster_quarantine.py.
+* `--json` never replaces a symbolic link or a special file.
+
+Every case here failed on the code before (`suspects: none`, exit 0, or the option accepted).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fabrictest.sweep.cli import main
+from fabrictest.sweep.core import run_sweep
+from fabrictest.sweep.simulate import SimulatedRunner
+
+SIM = ["--launcher", "sim", "--no-pairs", "-q"]
+
+
+def sweep(capsys, *argv: str) -> tuple[int, list[str], str]:
+    """(exit status, verdict lines, the whole stdout) of an in-process fabric-sweep."""
+    rc = main([*argv])
+    out = capsys.readouterr().out
+    return rc, out.split("\nverdict:\n", 1)[1].splitlines() if "\nverdict:\n" in out else [], out
+
+
+# ------------------------------------------------------------------------------ two nodes
+def test_two_nodes_one_slow_is_not_healthy_without_a_reference(capsys):
+    rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3", "--seed", "1")
+    assert rc == 1, lines
+    assert lines == [lines[0]] and lines[0].startswith("undecidable: node01–node02 (node01->"
+                                                       "node02 0.3"), lines
+    assert "with 2 nodes there is no other pair to compare with and no reference" in lines[0]
+
+
+def test_two_nodes_one_slow_against_a_reference_cannot_tell_which(capsys):
+    rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3", "--seed", "1",
+                         "--expect", "1")
+    assert rc == 1
+    assert len(lines) == 1 and lines[0].startswith("slow pair: node01–node02 ("), lines
+    assert lines[0].endswith("node01, node02 or the link between them is slow, cannot tell "
+                             "which with 2 nodes")
+    assert "below the expected 1 Gbps (--expect, lower bound -25.0%)" in lines[0]
+
+
+def test_two_nodes_one_direction_slow_names_the_direction_not_a_node(capsys):
+    rc, lines, out = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3:tx",
+                           "--seed", "1")
+    assert rc == 1
+    assert len(lines) == 1 and lines[0].startswith("slow pair: node01->node02 ("), lines
+    assert "node01 sending or node02 receiving is slow, cannot tell which" in lines[0]
+    # no extra rounds: measuring the one pair again cannot tell which node
+    assert out.startswith("sweep of 2 nodes, simulation (sigma 0.05): 1 rounds (1 screening + "
+                          "0 extra; at most 8), 2 runs")
+
+
+def test_two_healthy_nodes_at_their_reference_pass(capsys):
+    for seed in ("1", "2", "3"):
+        rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--seed", seed, "--expect", "1")
+        assert (rc, lines) == (0, ["suspects: none"])
+
+
+# -------------------------------------------------------------------- half the cluster slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_half_the_cluster_slow_is_named(seed):
+    nodes = [f"node{i:02d}" for i in range(1, 17)]
+    slow = {n: 0.3 for n in nodes[:8]}
+    res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, slow=slow, seed=seed), seed=seed)
+    assert not res.verdict.healthy
+    assert set(res.suspects) <= set(slow) and len(res.suspects) >= 7, res.verdict.lines()
+    line = res.verdict.lines()[0]
+    assert line.startswith("cluster-wide: most runs are at about 0.3"), line
+    assert res.level.center == pytest.approx(1.0, rel=0.1)
+
+
+def test_half_the_cluster_slow_sending_is_named_by_direction():
+    nodes = [f"node{i:02d}" for i in range(1, 17)]
+    slow = {n: (0.3, 1.0) for n in nodes[:8]}
+    for seed in (1, 2, 3):
+        res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, slow=slow, seed=seed),
+                        seed=seed)
+        assert res.suspect_sides() == {(n, "send") for n in nodes[:8]}, res.verdict.lines()
+
+
+def test_one_pair_far_above_every_other_run_is_undecidable(capsys):
+    # 4 nodes, node01 and node02 slow: seed 5's screening pairs node03 with node04 once, and
+    # no more matching can add a healthy pair
+    rc, lines, _ = sweep(capsys, "node[01-04]", *SIM, "--sim-slow", "node[01-02]=0.3",
+                         "--seed", "5")
+    assert rc == 1
+    assert lines[0].startswith("undecidable: node03–node04 run at 0.98"), lines
+    assert "one pair cannot tell a slow majority from two fast nodes" in lines[0]
+
+
+def test_a_healthy_cluster_has_no_upper_level():
+    for n in (4, 8, 16, 64):
+        nodes = [f"n{i}" for i in range(n)]
+        for seed in range(10):
+            res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, seed=seed), seed=seed,
+                            with_table=False)
+            assert res.level.upper is None and not res.verdict.notes, (n, seed)
+
+
+# ------------------------------------------------------------------ options that could not fail
+@pytest.mark.parametrize("drop", ["0.999", "0.6", "0.01"])
+def test_min_drop_is_bounded(capsys, drop):
+    assert main(["node[01-04]", *SIM, "--min-drop", drop]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fabric-sweep: error: --min-drop {drop}: must be between 0.05 and "
+                          "0.5"), err
+
+
+def test_a_node_at_one_percent_is_named_at_the_widest_min_drop(capsys):
+    rc, lines, _ = sweep(capsys, "node[01-08]", *SIM, "--sim-slow", "node03=0.01",
+                         "--min-drop", "0.5", "--seed", "1")
+    assert rc == 1 and lines[0].startswith("suspect: node03 send 0.0099"), lines
+
+
+@pytest.mark.parametrize("expect", ["1e-9", "0.0005", "20000", "1e-9Gbps", "0.01MB/s"])
+def test_expect_is_judged_with_its_unit(capsys, expect):
+    assert main(["node[01-04]", *SIM, "--expect", expect]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fabric-sweep: error: --expect {expect}: "), err
+    assert "a healthy pair runs at 0.001 to 10000 Gbps" in err or "MB/s is" in err, err
+
+
+def test_expect_with_a_unit_is_converted(capsys):
+    every = ["--sim-slow", "node[01-04]=0.3"]
+    rc, lines, out = sweep(capsys, "node[01-04]", *SIM, *every, "--expect", "125MB/s",
+                           "--seed", "1")
+    assert rc == 1 and lines[0].startswith("below reference: cluster level 0.3"), lines
+    assert "expected 1.00 Gbps per run from --expect 125MB/s" in out
+    rc, lines, _ = sweep(capsys, "node[01-04]", *SIM, "--expect", "1000Mbps", "--seed", "1")
+    assert (rc, lines) == (0, ["suspects: none"])
+
+
+def test_an_expectation_far_below_the_level_cannot_pass_a_slow_cluster(capsys):
+    # 1 Mbit/s is a plausible link, but 300x below what every pair runs: another unit
+    rc, lines, _ = sweep(capsys, "node[01-04]", *SIM, "--sim-slow", "node[01-04]=0.3",
+                         "--expect", "0.001", "--seed", "1")
+    assert rc == 1 and lines[0].startswith("expectation off: cluster level 0.3"), lines
+
+
+def test_a_reference_file_with_an_impossible_rate_is_refused(tmp_path, capsys):
+    ref = tmp_path / "sim.yaml"
+    ref.write_text(REFERENCE.format(system="sim", value="1.0e-09"))
+    assert main(["node[01-04]", *SIM, "--expect-from", str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert "1e-09 Gbps is 1 bit/s: a healthy pair runs at" in err, err
+
+
+# ------------------------------------------------------------- the system's topology and reference
+REFERENCE = """\
+$provenance:
+  TxRxTest:
+    {system}:
+      document: "calibrated (test)"
+      table: "fabric-report calibrate (test)"
+      measured_with: {{msg_size: 65536, num_blks: 10, num_cmsgs: 100}}
+TxRxTest:
+  $index: ['$system', 'scenario', 'method', 'buffer']
+  {system}:
+    paired:
+      mpi:
+        host:
+          stream_gbps: [{value}, -0.05, null, Gbps]
+"""
+
+TOPOLOGY = """\
+SwitchName=sw1 Level=0 LinkSpeed=1 Nodes=node[01-02]
+SwitchName=sw2 Level=0 LinkSpeed=1 Nodes=node[03-04]
+SwitchName=top Level=1 LinkSpeed=1 Nodes=node[01-04] Switches=sw1,sw2
+"""
+
+# srun as the sweep calls it: the ranks' nodes from SLURM_HOSTFILE; a run crossing sw1's
+# uplink (one node on each switch) at $FAKE_UPLINK Gbps, every other at 0.19
+SRUN = r"""#!{python}
+import os
+ranks = open(os.environ["SLURM_HOSTFILE"]).read().split()
+for r, node in enumerate(ranks):
+    print(f"fabric-sweep-rank {{r}} {{node}}")
+sw1 = {{"node01", "node02"}}
+rate = os.environ["FAKE_UPLINK"] if (ranks[0] in sw1) != (ranks[1] in sw1) else "0.19"
+for line in ("elapsed time is 1.0 seconds", f"data rate is {{rate}} Gbps", "message missed is 0",
+             "message received is 300", "message total is 300", "message loss rate is 0.0"):
+    print(f"INFO:__main__:Rank 0 receiver from transmitter 0, {{line}}")
+print("INFO:__main__:Rank 0 transmitter elapsed time is 1.0 seconds")
+print(f"INFO:__main__:Rank 0 transmitter data rate is {{rate}} Gbps")
+"""
+
+
+@pytest.fixture()
+def allocation(tmp_path, monkeypatch):
+    """A stand-in Slurm allocation of node[01-04] on two switches, on cluster `fake` whose
+    reference says 0.19 Gbps per pair."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text(SRUN.format(python=sys.executable))
+    (bin_dir / "scontrol").write_text(f"#!/bin/sh\ncat {tmp_path / 'topology.txt'}\n")
+    (tmp_path / "topology.txt").write_text(TOPOLOGY)
+    for f in bin_dir.iterdir():
+        f.chmod(f.stat().st_mode | stat.S_IXUSR)
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "fake.yaml").write_text(REFERENCE.format(system="fake", value="0.19"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "node[01-04]")
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", "fake")
+    monkeypatch.setenv("RFM_REFERENCE_PREFIX", str(refs))
+    monkeypatch.delenv("RFM_SYSTEM", raising=False)
+    monkeypatch.delenv("FABRIC_SWEEP_SRUN_ARGS", raising=False)
+    return tmp_path
+
+
+def slurm_sweep(capsys, tmp_path, uplink: str, *extra: str):
+    os.environ["FAKE_UPLINK"] = uplink
+    out = tmp_path / f"sweep{len(list(tmp_path.glob('sweep*.json')))}.json"
+    # seed 1: both screening matchings cross the switches (no pair inside sw1 or sw2)
+    rc = main(["--seed", "1", "--pair-timeout", "30", "--no-pairs", "-q", "--json", str(out),
+               *extra])
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert all({r["src"][:6] in ("node01", "node02"), r["dst"][:6] in ("node01", "node02")}
+               == {True, False} for r in data["pairs"] if r["round"] < 2)
+    return rc, text.split("\nverdict:\n", 1)[1].splitlines(), data
+
+
+def test_every_pair_across_a_slow_uplink_is_not_healthy(allocation, capsys, monkeypatch):
+    rc, lines, data = slurm_sweep(capsys, allocation, "0.035")
+    assert rc == 1 and lines == [lines[0]], lines
+    assert lines[0].startswith("suspect: uplink sw1<->sw2: 8/8 crossing runs at 0.18 of the "
+                               "cluster level; runs inside sw1 and sw2 healthy"), lines
+    assert data["topology"].startswith("Slurm's")
+    assert data["expected"]["value"] == 0.19 and "the system's reference" in \
+        data["expected"]["source"]
+    # without the topology the reference still catches it
+    rc, lines, data = slurm_sweep(capsys, allocation, "0.035", "--no-topology")
+    assert rc == 1 and lines[0].startswith("below reference: cluster level 0.035 Gbps is 82% "
+                                           "below the expected 0.19 Gbps (fake.yaml TxRxTest"), lines
+    # told to use neither: the blind spot, said to be unjudged
+    rc, lines, data = slurm_sweep(capsys, allocation, "0.035", "--no-topology",
+                                  "--no-reference")
+    assert (rc, lines) == (0, ["suspects: none"])
+    assert data["level_unjudged"] == "--no-reference" and data["expected"] is None
+
+
+def test_a_healthy_allocation_passes_with_its_topology_and_reference(allocation, capsys):
+    rc, lines, data = slurm_sweep(capsys, allocation, "0.19")
+    assert (rc, lines) == (0, ["suspects: none"])
+    assert data["expected"]["value"] == 0.19 and data["level_unjudged"] is None
+    assert [u["suspect"] for u in data["uplinks"]] == [False, False]
+
+
+def test_without_a_reference_the_level_is_said_to_be_unjudged(allocation, capsys, monkeypatch):
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", "elsewhere")
+    rc, lines, data = slurm_sweep(capsys, allocation, "0.19")
+    assert rc == 0 and data["expected"] is None
+    assert data["level_unjudged"].startswith("system elsewhere has no reference file (")
+
+
+# ------------------------------------------------------------------------------ the JSON file
+def test_json_never_replaces_a_link_or_a_device(tmp_path, capsys):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path, why in ((link, "is a symbolic link"), (fifo, "is a named pipe"),
+                      (Path("/dev/null"), "is a character device")):
+        assert main(["node[01-04]", *SIM, "--json", str(path)]) == 2
+        assert f"--json {path}: {why}" in capsys.readouterr().err
+    assert link.is_symlink() and target.read_text() == "keep me\n"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
+
+
+def test_json_that_became_a_link_while_measuring_is_not_replaced(tmp_path):
+    from fabrictest.sweep.outfile import OutputPathError, write_whole
+
+    path = tmp_path / "sweep.json"
+    path.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OutputPathError, match="is a symbolic link"):
+        write_whole(str(path), lambda fh: fh.write("{}"))
+    assert path.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["sweep.json"]
+
+
+# --------------------------------------------------------------------------- rounds at scale
+def test_one_hundred_thousand_nodes_at_sigma_0_1_in_four_rounds():
+    n = 100_000
+    rng = np.random.default_rng(1000)
+    nodes = [f"nid{i:06d}" for i in range(n)]
+    bad = rng.choice(n, size=n // 100, replace=False).tolist()
+    slow = {nodes[b]: ((0.5, 0.5), (0.5, 0.5), (0.5, 1.0), (1.0, 0.5))[i % 4]
+            for i, b in enumerate(bad)}
+    truth = {(nd, d) for nd, (t, r) in slow.items()
+             for d, f in (("send", t), ("receive", r)) if f < 1}
+    res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, slow=slow, seed=1001), seed=1002,
+                    with_table=False)
+    named = res.suspect_sides()
+    assert len(res.rounds) <= 4, res.stop_reason
+    assert len(named & truth) / len(named) >= 0.99 and len(named & truth) / len(truth) >= 0.99
