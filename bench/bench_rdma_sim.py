@@ -20,7 +20,7 @@ the same prebuilt chains and polls and re-posts through the same provider with n
 (CPU per message of provider plus minimal loop), and the CPU cost of constructing one of
 pyverbs' own WC objects, which a real CQ.poll pays per completion too.
 
-usage: python bench/bench_rdma_sim.py [--nmsg 300000] [--reps 3]
+usage: python bench/bench_rdma_sim.py [--nmsg 300000] [--reps 3] [--before DIR]
 """
 
 from __future__ import annotations
@@ -41,10 +41,12 @@ NEED = 100e9 / 8 / MSG  # messages/s at 100 Gb/s of 64 KiB messages: 190,735
 GOAL = 2.0
 
 
-def one_run(nmsg: int, workdir: str) -> dict:
+def one_run(nmsg: int, workdir: str, src: str | None = None) -> dict:
     js = os.path.join(workdir, "r.json")
     env = mpirun.environment(dict(os.environ, FABRICTEST_VERBS="sim", FABRICTEST_VERBS_SIM_DIR=workdir,
                                   FABRICTEST_VERBS_SIM_WIRE="nocopy"))  # fmt: skip
+    if src is not None:  # another source tree's txrx (--before)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
     env.pop("FABRICTEST_VERBS_SIM_FAULTS", None)
     args = [sys.executable, "-m", "fabrictest.txrx", "--method", "rdma", "--msg-size", str(MSG),
             "--num-blks", "10", "--num-cmsgs", "100", "--nmsg", str(nmsg), "--json", js]  # fmt: skip
@@ -149,11 +151,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nmsg", type=int, default=300_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--before", default=None, metavar="DIR",
+                    help="also run the txrx of another source tree (DIR/src), alternated")
     args = ap.parse_args(argv)
-    runs, bare, wcs = [], [], []
+    runs, bare, wcs, before = [], [], [], []
+    src = os.path.join(os.path.abspath(args.before), "src") if args.before else None
     with tempfile.TemporaryDirectory(prefix="bench-rdma-sim-") as work:
         for _ in range(args.reps):  # alternate so that all see the same machine load
             runs.append(one_run(args.nmsg, work))
+            if src is not None:
+                before.append(one_run(args.nmsg, work, src))
             bare.append(bare_loop(args.nmsg // 3, work))
             wcs.append(wc_cost())
     med = statistics.median
@@ -171,6 +178,14 @@ def main(argv=None) -> int:
               f" {med(r[name]['cpu_s'] for r in runs):>11.3f}"
               f" {med(r[name]['provider_s'] for r in runs):>11.3f} {1e6 / own:>11.2f}"
               f" {own:>11,.0f} {ratio:>10.2f}x")  # fmt: skip
+    if before:
+        print("the other tree (--before), same runs:")
+        for name in ("transmitter", "receiver"):
+            own = med(r[name]["own_rate"] for r in before)
+            print(f"{name:<12} {med(r[name]['rate'] for r in before):>12,.0f}"
+                  f" {med(r[name]['cpu_s'] for r in before):>11.3f}"
+                  f" {med(r[name]['provider_s'] for r in before):>11.3f} {1e6 / own:>11.2f}"
+                  f" {own:>11,.0f} {own / NEED:>10.2f}x")  # fmt: skip
     b, w = med(bare), med(wcs)
     print("\nbaselines measured in the same run (CPU per message):")
     print(f"  bare post/poll/re-post loop through the same provider, both ends: {b * 1e6:.2f} us")

@@ -16,7 +16,9 @@
   and closing line), as one deferred ``sn.all``; no core files left in the stage directory;
 * references (:class:`fabric_references.ReferenceChecks`): the file loaded once, the figures
   judged only against references measured with this run's ``shaping()``, a performance
-  failure worded with its place and the size of the drop.
+  failure worded with its place and the size of the drop;
+* stage 1 first (:class:`fabric_stage1.Stage1Gate`): the nodes the health family failed are
+  left out of every other test, or the test says why it still ran with them.
 
 :class:`FabricTest` adds the binaries: the :class:`fabric_binaries.FabricBinaries` fixture (one
 per system/partition/environment: the system's Spack environment on ``+spack`` partitions, else
@@ -37,7 +39,9 @@ import reframe.utility.sanity as sn
 from fabric_binaries import FabricBinaries
 from fabric_counters import CounterChecks
 from fabric_placement import Placement
+from fabric_provenance import Provenance
 from fabric_references import ReferenceChecks
+from fabric_stage1 import Stage1Gate
 from fabric_types import Count
 from fabric_variables import problems as variable_problems
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
@@ -61,7 +65,8 @@ def assert_no_problems(source) -> bool:
 
 
 class FabricCheck(
-    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, special=True
+    rfm.RunOnlyRegressionTest, Placement, ReferenceChecks, CounterChecks, Stage1Gate,
+    Provenance, special=True,
 ):
     """What every test shares; a family adds parameters, the command line (after setup),
     :meth:`parse`, :meth:`result_problems` and its performance functions.

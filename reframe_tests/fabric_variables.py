@@ -132,6 +132,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "loss_tolerance": between(0.0, MAX_LOSS_TOLERANCE),
     "txrx_timeout": between(0.0, 86400.0, lo_open=True),
     "program_timeout": between(0.0, 86400.0, lo_open=True),  # the C programs' -T
+    "txrx_line_rate": between(0.0, 10_000.0, lo_open=True),  # Gbps, txrx --line-rate
     "max_growth": between(1.0, 1000.0),  # the largest accepted growth; below 1 fails healthy
     "max_run_growth": between(1.0, 1000.0),
     "min_fraction": between(0.0, 1.0, lo_open=True),  # D-D at least this share of H-H

@@ -1,5 +1,15 @@
 """Intel MPI Benchmarks ``IMB-MPI1 PingPong|Uniband|Biband -msglog N`` between two nodes (the
-ORFEO IMB notes).
+ORFEO IMB notes), and its collectives ``allreduce|alltoall|bcast|allgather`` over the
+partition's nodes, one rank each (two ranks on one host), ``-npmin`` the ranks (one block).
+
+The collectives take IMB's own command-line names (``-n 'ImbTest%benchmark=allreduce'``); the
+point-to-point cases keep their names (``PingPong``), so that the references and stored
+sessions written under them still match. A collective's sizes are IMB's: 0, 1, 2 ... bytes, a
+reduction's 0, 4, 8 ... (IMB reduces MPI_FLOATs, ``parsers/imb.py``); up to ``-msglog``: 22
+(IMB's default, 4 MiB; ``extras.imb_msglog`` caps it), 16 quick. Performance of a collective
+(us, ``t_avg``): ``latency`` at 8 bytes, ``latency_large`` at the largest size, and
+``latency_<size>`` for every size (informational); it is physically possible when no time is
+below what its bytes take through the transport's link (``parsers/collectives.py``).
 
 ``transport``: ``rdma`` or ``tcp``; each sets the partition's variables for it
 (``extras.transports``, e.g. orfeo's ``UCX_NET_DEVICES=bond0`` for TCP over the 25 GbE bond),
@@ -17,18 +27,25 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
+from fabric_placement import one_host
 from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers import physical
-from fabrictest.parsers.imb import above_line_rate, missing, parse_imb
+from fabrictest.parsers.hostlists import compress
+from fabrictest.parsers.imb import above_line_rate, missing, parse_imb, too_fast
+
+#: IMB-MPI1's collectives this family runs, by IMB's command-line names
+COLLECTIVES = ["allreduce", "alltoall", "bcast", "allgather"]
+#: a collective's small-message headline size (bytes)
+SMALL_BYTES = 8
 
 
 @rfm.simple_test
 class ImbTest(FabricTest):
-    descr = "IMB PingPong, Uniband and Biband between two nodes over RDMA or TCP"
+    descr = "IMB PingPong, Uniband, Biband between two nodes, and collectives, over RDMA or TCP"
     scenario = variable(str, value="paired")
-    benchmark = parameter(["PingPong", "Uniband", "Biband"])
+    benchmark = parameter(["PingPong", "Uniband", "Biband", *COLLECTIVES])
     transport = parameter(["rdma", "tcp"])
     #: largest size 2**msglog (the ORFEO IMB notes: 28); quick profile: 16
     msglog = variable(Count, type(None), value=None)
@@ -36,8 +53,13 @@ class ImbTest(FabricTest):
     max_repetitions = variable(Count, type(None), value=None)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
-    shaped_by = ("msglog", "max_repetitions")
+    shaped_by = ("msglog", "max_repetitions", "num_nodes")
     requires = ("imb",)
+    informational_perf_vars = [r"latency_\d+"]
+
+    @property
+    def collective(self) -> bool:
+        return self.benchmark in COLLECTIVES
 
     def required_features(self) -> list[str]:
         # the rdma transport is the RDMA NIC's (UCX_NET_DEVICES=mlx5_0:1 on orfeo)
@@ -45,8 +67,15 @@ class ImbTest(FabricTest):
         return list(dict.fromkeys([*super().required_features(), *extra]))
 
     def placement_on(self, part):
-        nodes = self.pair_nodes_on(part)
-        return nodes, 2 // nodes
+        """Two ranks on two nodes (one host: both here); a collective: every node, one rank
+        each (one host: two ranks)."""
+        if not self.collective:
+            nodes = self.pair_nodes_on(part)
+            return nodes, 2 // nodes
+        nodes = self.nodes_on(part)
+        if nodes < 2 and not one_host(part):
+            raise ValueError(f"a collective between nodes needs 2 nodes, has {nodes}")
+        return (nodes, 1) if nodes >= 2 else (1, 2)
 
     def why_not_on(self, part):
         if self.transport not in part.extras.get("transports", {}):
@@ -58,11 +87,15 @@ class ImbTest(FabricTest):
         self.executable = self.binaries.imb()
         nodes, ppn = self.placement_on(self.current_partition)
         transports = self.extra("transports")
-        full = int(self.extra("imb_msglog", 28))  # a partition may cap the full profile
+        # a partition may cap the full profile; the collectives run up to IMB's default 4 MiB
+        full = min(int(self.extra("imb_msglog", 28)), 22 if self.collective else 28)
         msglog = self.msglog or (16 if self.size_profile == "quick" else full)
         self.executable_opts = [self.benchmark.lower(), "-msglog", str(msglog)]
+        if self.collective:  # one block, of every rank (not 2, 4 ... as IMB does by default)
+            self.executable_opts += ["-npmin", str(nodes * ppn)]
         reps = self.max_repetitions or int(self.extra("imb_iter", 0))
-        self.record_shaping(msglog=msglog, max_repetitions=reps)
+        self.record_shaping(msglog=msglog, max_repetitions=reps,
+                            num_nodes=nodes if self.collective else None)
         if reps:
             self.executable_opts += ["-iter", str(reps)]
         self.place(nodes, ppn, round_robin=True)
@@ -77,22 +110,32 @@ class ImbTest(FabricTest):
 
     def result_problems(self):
         """Whole (every size, the closing line), the benchmark's block and columns (units),
-        2 processes, every rate within the transport's line rate (the shared-memory ceiling
-        where both ranks are on one host)."""
+        its process count (2; a collective's: every rank), every rate within the transport's
+        line rate and no collective faster than its link (the shared-memory ceiling where the
+        ranks are on one host)."""
         nodes, _ppn = self.placement_on(self.current_partition)
         floor = physical.SHARED_TOP_FLOOR if nodes == 1 else physical.TOP_FLOOR
         problems = missing(self.result(), self.benchmark, 1 << self.shaping()["msglog"],
                            top_floor=floor)
-        if not problems and self.measured().nprocs != 2:
-            problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, expected 2")
+        want = self.num_tasks if self.collective else 2
+        if not problems and self.measured().nprocs != want:
+            problems.append(f"{self.benchmark}: {self.measured().nprocs} processes, "
+                            f"expected {want}")
         rate, what = link_rate(self.current_partition, nodes == 1, self.transport)
         if rate is None:
             return [*problems, what]
-        return problems + above_line_rate(self.result(), self.benchmark, rate, what=what)
+        return (problems + above_line_rate(self.result(), self.benchmark, rate, what=what)
+                + too_fast(self.result(), self.benchmark, rate, what=what))
 
     @performance_function("us")
     def latency(self):
-        return self.measured().latency_at(0)
+        """PingPong: t[usec] at 0 bytes; a collective: t_avg[usec] at 8 bytes."""
+        return self.measured().latency_at(SMALL_BYTES if self.collective else 0)
+
+    @performance_function("us")
+    def latency_large(self):
+        """A collective's t_avg[usec] at its largest size (2**msglog)."""
+        return self.measured().latency_at(1 << self.shaping()["msglog"])
 
     @performance_function("MB/s")
     def peak_bw(self):
@@ -100,5 +143,21 @@ class ImbTest(FabricTest):
 
     @run_after("setup")
     def choose_perf(self):
-        if self.benchmark != "PingPong":
-            self.perf_variables.pop("latency", None)
+        if self.collective:
+            self.perf_variables = {"latency": self.latency(),
+                                   "latency_large": self.latency_large()}
+        elif self.benchmark == "PingPong":
+            self.perf_variables = {"latency": self.latency(), "peak_bw": self.peak_bw()}
+        else:
+            self.perf_variables = {"peak_bw": self.peak_bw()}
+
+    def dynamic_perf_variables(self):
+        if not self.collective:
+            return {}
+        return {f"latency_{row.bytes}": (row.t_avg, "us") for row in self.measured().rows
+                if row.bytes}
+
+    def figure_place(self, var, failed):
+        """A collective's nodes (the job's), as a hostlist."""
+        got = list(getattr(self.job, "nodelist", None) or []) if self.collective else []
+        return (compress(got), f"{len(got)} nodes") if got else ("", "")

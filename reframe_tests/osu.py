@@ -17,6 +17,9 @@ table, a bandwidth that does not collapse at the largest sizes, and no rate abov
 partition's line rate (``extras.line_rate_gbps``; x 2 for ``osu_bibw``, x the node pairs for
 ``osu_mbw_mr``'s aggregate; the shared-memory ceiling where the ranks share one host).
 
+``OsuBase`` (sizes, parsing, the whole-run and line-rate checks) is in ``fabric_osu.py``, shared
+with the collective family (``osu_collectives.py``).
+
 Binaries: the ``FabricBinaries`` fixture (``self.binaries.osu(name)``): on ``+spack`` partitions
 the Spack environment's, elsewhere those ``OSU_HOME`` or ``PATH`` hold. ``+osu`` partitions only.
 """
@@ -27,81 +30,17 @@ import os
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from fabric_base import FabricTest
-from fabric_line_rate import link_rate
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
+from fabric_osu import OsuBase
 from fabric_placement import gpus_on, one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
-from fabrictest.parsers import physical
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.node_sets import LABELS
-from fabrictest.parsers.osu import (
-    DEFAULT_MAX_SIZE,
-    above_line_rate,
-    missing,
-    parse_osu,
-    placement_problems,
-)
-
-#: the largest size of the quick profile (-m 1:64K)
-QUICK_MAX_SIZE = 64 * 1024
-
-
-class OsuBase(FabricTest):
-    #: largest message size (-m); unset: the benchmark's default (4 MiB); quick profile: 64 KiB
-    max_size = variable(Count, type(None), value=None)
-    #: iterations (-i); unset: the benchmark's default
-    osu_iterations = variable(Count, type(None), value=None)
-
-    tags = {"fabric", "osu", "acceptance", "regression"}
-    shaped_by = ("max_size", "osu_iterations")
-    requires = ("osu",)
-
-    def osu_binary(self, name: str) -> str:
-        return self.binaries.osu(name)
-
-    def top_size(self) -> int:
-        """The largest size requested (-m 1:TOP), else OSU's default (4 MiB)."""
-        return self.max_size or (QUICK_MAX_SIZE if self.size_profile == "quick"
-                                 else DEFAULT_MAX_SIZE)
-
-    def size_opts(self) -> list[str]:
-        opts = []
-        top = self.max_size or (QUICK_MAX_SIZE if self.size_profile == "quick" else 0)
-        if top:
-            opts += ["-m", f"1:{top}" if top > 1 else str(top)]
-        if self.osu_iterations:
-            opts += ["-i", str(self.osu_iterations)]
-        return opts
-
-    @run_after("setup")
-    def record_top_size(self):
-        self.record_shaping(max_size=self.top_size())
-
-    def parse(self, text):
-        return parse_osu(text)
-
-    def run_problems(self, res, name: str, benchmark: str, links: int = 1,
-                     one_host: bool = False) -> list[str]:
-        """One OSU run of ``benchmark`` whole (every size up to the requested maximum),
-        validated, and within what ``links`` links (or one host's memory) can carry."""
-        min_size = 1 if (self.max_size or self.size_profile == "quick") else None
-        floor = physical.SHARED_TOP_FLOOR if one_host else physical.TOP_FLOOR
-        problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name,
-                           benchmark=benchmark, top_floor=floor)
-        if res.validated is False:
-            problems.append(f"{name}: --validation reported a failure")
-        rate, what = link_rate(self.current_partition, one_host)
-        if rate is None:
-            return [*problems, what]
-        return problems + above_line_rate(res, rate, links, name, what)
-
-    def executable_name(self) -> str:
-        return os.path.basename(str(self.executable))
+from fabrictest.parsers.osu import placement_problems
 
 
 @rfm.simple_test

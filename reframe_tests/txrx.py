@@ -10,7 +10,9 @@ with ``--transport uc``; at most 1 %), every transmitter reports, no ``ERROR`` l
 once with its unit (Gbps, seconds), and no rate above what its link carries: a stream or
 transmitter between two hosts, and the sum a host receives from or sends to others, within the
 partition's line rate (``extras.line_rate_gbps``); a stream within one host (or over the
-simulated verbs provider, a memory copy) within the shared-memory ceiling.
+simulated verbs provider, a memory copy) within the shared-memory ceiling. No rank of txrx
+tool-bound (its own time per message above what the line rate, passed as ``--line-rate``,
+allows: then the figures measure the tool and are not judged).
 Performance (Gbps): ``stream_gbps`` (slowest stream), ``node_gbps`` (slowest receiving node,
 sum of its streams), ``tx_gbps`` (slowest transmitter), and per link (transmitter host ->
 receiver host, from txrx's ``link is`` lines) ``stream_<tx>_to_<rx>_gbps`` and ``tx_<tx>_gbps``,
@@ -26,6 +28,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
+from fabric_placement import one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import txrx_layout
@@ -61,6 +64,10 @@ class TxRxTest(FabricTest):
     loss_tolerance = variable(Real, value=0.0)
     #: txrx --timeout (s)
     txrx_timeout = variable(Real, value=120.0)
+    #: Gbps txrx judges its own time per message against (--line-rate: it says when it cannot
+    #: fill the link, and the test then fails as tool-bound); unset: the partition's
+    #: line_rate_gbps (none, or every rank on one host: not judged)
+    txrx_line_rate = variable(Real, type(None), value=None)
     #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
     #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
     #: its rates are figures of this host's memory, named sim_* and informational)
@@ -122,6 +129,12 @@ class TxRxTest(FabricTest):
             "--timeout",
             self.txrx_timeout,
         ]
+        # txrx says when it is tool-bound; where every rank shares one host there is no link
+        # to fill (the partition's figure is the memory's ceiling): judged only when asked
+        line_rate = self.txrx_line_rate or (
+            None if one_host(self.current_partition) else self.extra("line_rate_gbps"))
+        if line_rate and not self.simulated:
+            opts += ["--line-rate", line_rate]
         if self.buffer != "host":
             opts += ["--buffer", self.buffer]
         if self.method == "rdma":
@@ -161,9 +174,24 @@ class TxRxTest(FabricTest):
             problems += [line.strip() for line in text.splitlines() if "ERROR:" in line][:2]
         return problems
 
+    def tool_bound_problems(self, rep) -> list[str]:
+        """Ranks whose own time per message could not fill the line rate: the figures measure
+        txrx, not the link, so they are not judged against the link's references."""
+        bound = rep.tool_bound()
+        if not bound:
+            return []
+        who = ", ".join(f"{o.role} {o.index} {o.own_us:.3g} us" for o in bound)
+        rates = ", ".join(f"{s.gbps:.3g}" for s in rep.streams if s.gbps is not None)
+        o = bound[0]
+        return [f"tool-bound, not judged against the link: txrx's own time per message ({who})"
+                f" is above the {o.need_us:.3g} us that {o.line_rate_gbps:g} Gbps allows at "
+                f"{self.msg_size} B, so the stream rates ({rates} Gbps) measure the tool: "
+                "raise -S TxRxTest.msg_size"]
+
     def result_problems(self):
         rep = self.result()
         problems = [f"ERROR lines: {list(rep.errors)}"] if rep.errors else []
+        problems += self.tool_bound_problems(rep)
         if rep.simulated != self.simulated:
             problems.append(
                 "-S TxRxTest.verbs=sim asked for the simulated verbs provider but the output has "

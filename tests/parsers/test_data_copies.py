@@ -10,7 +10,8 @@ import pytest
 REAL = Path(__file__).resolve().parents[1] / "data" / "real-outputs"
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
 PREFIXES = ("ibv_devinfo", "rdma-link", "ib_", "osu_", "imb-", "sinfo-", "perfquery-",
-            "ethtool-S-", "cxi_stat-", "gpcnet-", "nccl-", "rccl-")
+            "ethtool-S-", "cxi_stat-", "gpcnet-", "nccl-", "rccl-", "lldptool-", "lldpctl-",
+            "ip-a")
 
 
 def test_every_recording_is_covered_by_a_parser_glob():

@@ -23,7 +23,7 @@ def test_every_local_recording_is_listed_and_parsed():
     for name in names:
         assert f"`{name}`" in sources, name
         assert name.startswith(("osu_", "imb-", "congestion-", "gpcnet-", "alltomany-",
-                                "bisection_bw-", "txrx-")), name
+                                "bisection_bw-", "txrx-", "lldpctl-")), name
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.osu import parse_osu, parse_osu_all, placement_problems
+from fabrictest.parsers.osu_names import expected_unit
 
 FILES = recordings("osu_*.txt", "real-outputs") + recordings("seed*osu*.txt", "seeds")
 
@@ -21,7 +22,7 @@ def test_every_osu_file_parses(path):
     if path.name.startswith("seed"):
         expected = path.name.split("-")[1].removeprefix("osu_")
     assert r.benchmark == expected
-    assert r.unit == ("us" if r.benchmark == "latency" else "MB/s")
+    assert r.unit == expected_unit(r.benchmark)
     sizes = r.sizes()
     assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
     assert r.peak() == max(r.values().values())

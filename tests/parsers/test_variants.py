@@ -20,6 +20,7 @@ from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, varia
 
 from fabrictest.parsers import (
     ParseError,
+    collectives,
     ibv_devinfo,
     imb,
     launch,
@@ -48,6 +49,25 @@ def _spans(line: str, start: int = 0):
                                                        r"(?!\S)", line) if m.start() >= start]
 
 
+def _time_rung(benchmark: str, rows) -> float:
+    """The smallest line rate under which no collective latency of ``rows`` (size, us) is
+    faster than its bytes' share can cross (parsers/collectives.py), as a partition would
+    declare it; 0.2 (the vcluster's) for a benchmark without a share."""
+    share = collectives.LINK_SHARE.get(collectives.blocking(benchmark))
+    if not share:
+        return LADDER[0]
+    need = max((share * size * 8 / (us * 1e3) for size, us in rows if size and us > 0),
+               default=0)
+    return _rung(need)
+
+
+def _too_fast(ctx, size: int, us: float) -> bool:
+    """The oracle of the collectives' time bound, written again."""
+    share = collectives.LINK_SHARE.get(collectives.blocking(ctx["benchmark"]))
+    return bool(share and size and us < share * size * 8 / (ctx["rate"] * physical.MARGIN
+                                                             * 1e3))
+
+
 def _collapses(rates: dict[int, float]) -> bool:
     """A rate at the largest sizes below TOP_FLOOR of what the smaller sizes reach (the rule of
     fabrictest.parsers.physical, written again here as the oracle)."""
@@ -67,7 +87,8 @@ class Osu(Plugin):
     name = "osu"
 
     def files(self):
-        return [p for p in recordings("*osu_*.txt") if "no-rows" not in p.name] + [
+        return [p for p in recordings("*osu_*.txt")
+                if "no-rows" not in p.name and "-fails" not in p.name] + [
             p for p in sorted(WRAPPED.glob("osu_*.txt")) if "two-runs" not in p.name]
 
     def context(self, text):
@@ -75,8 +96,10 @@ class Osu(Plugin):
         links = r.pairs if r.benchmark == "mbw_mr" and r.pairs else 1
         directions = 2 if r.benchmark.endswith("bibw") else 1
         top = r.peak() * physical.GBPS_PER_MBS / (links * directions) if r.unit == "MB/s" else 0
+        rate = _rung(top) if r.unit == "MB/s" else _time_rung(
+            r.benchmark, [(row.size, row.value) for row in r.rows])
         return {"benchmark": f"osu_{r.benchmark}", "lo": r.sizes()[0], "hi": r.sizes()[-1],
-                "links": links, "directions": directions, "rate": _rung(top), "unit": r.unit,
+                "links": links, "directions": directions, "rate": rate, "unit": r.unit,
                 "version": r.version}
 
     def read(self, text, ctx):
@@ -86,6 +109,7 @@ class Osu(Plugin):
             return Refused(str(err))
         problems = osu.missing(r, ctx["hi"], ctx["lo"], benchmark=ctx["benchmark"])
         problems += osu.above_line_rate(r, ctx["rate"], ctx["links"])
+        problems += osu.too_fast(r, ctx["rate"])
         if problems:
             return Refused("; ".join(problems))
         values = {}
@@ -98,13 +122,18 @@ class Osu(Plugin):
     def layout(self, text):
         lines = text.splitlines(keepends=True)
         title = next(i for i, x in enumerate(lines) if x.startswith("# OSU"))
-        header = next(i for i, x in enumerate(lines) if re.match(r"#\s*Size\b", x))
+        header = next(i for i, x in enumerate(lines) if re.match(r"#\s*(Size|Avg Latency)\b", x))
         m = re.search(r"\(([^)]*)\)", lines[header]) or re.search(r"MB/s", lines[header])
         span = (m.start(1), m.end(1)) if m and m.groups() else (m.start(), m.end())
         rows = []
+        sizeless = re.match(r"#\s*Avg Latency", lines[header]) is not None  # osu_barrier
         for i in range(header + 1, len(lines)):
+            if sizeless and re.match(r"^\s*[\d.]+(\s+[\d.]+)*\s*$", lines[i]):
+                rows.append(Row(i, tuple(Figure((0, k), a, b)
+                                         for k, (a, b) in enumerate(_spans(lines[i])))))
+                continue
             first = re.match(r"^\s*(\d+)\s+", lines[i])
-            if first:
+            if first and not sizeless:
                 figs = tuple(Figure((int(first.group(1)), k), a, b)
                              for k, (a, b) in enumerate(_spans(lines[i], first.end())))
                 rows.append(Row(i, figs))
@@ -119,6 +148,8 @@ class Osu(Plugin):
 
     def impossible(self, ctx, key, value, values):
         size, column = key
+        if ctx["unit"] == "us" and column == 0:
+            return _too_fast(ctx, size, value)
         if ctx["unit"] != "MB/s" or column != 0:
             return False
         ceiling = ctx["rate"] * ctx["directions"] * ctx["links"] * physical.MARGIN
@@ -142,10 +173,16 @@ class Imb(Plugin):
         sizes = [row.bytes for row in r.benchmarks[0].rows]
         blocks = [b for b in r.benchmarks if b.name == bench]
         directions = imb.DIRECTIONS.get(bench.lower(), 1)
-        top = max(row.mbytes_per_sec / (directions * self._links(b)) for b in blocks
-                  for row in b.rows) * physical.GBPS_PER_MBS
-        return {"benchmark": bench, "lo": sizes[1], "hi": sizes[-1], "rate": _rung(top),
-                "directions": directions, "links": {b.nprocs: self._links(b) for b in blocks}}
+        rates = [row.mbytes_per_sec / (directions * self._links(b)) for b in blocks
+                 for row in b.rows if row.mbytes_per_sec is not None]
+        if rates:
+            rate = _rung(max(rates) * physical.GBPS_PER_MBS)
+        else:  # a collective: times only, bounded by what its bytes take through a link
+            rate = _time_rung(bench.lower(), [(row.bytes, row.t_avg) for b in blocks
+                                              for row in b.rows])
+        return {"benchmark": bench, "lo": sizes[1], "hi": sizes[-1], "rate": rate,
+                "directions": directions, "links": {b.nprocs: self._links(b) for b in blocks},
+                "times": not rates}
 
     @staticmethod
     def _links(block) -> int:
@@ -158,6 +195,7 @@ class Imb(Plugin):
             return Refused(str(err))
         problems = imb.missing(r, ctx["benchmark"], ctx["hi"], ctx["lo"])
         problems += imb.above_line_rate(r, ctx["benchmark"], ctx["rate"])
+        problems += imb.too_fast(r, ctx["benchmark"], ctx["rate"])
         if problems:
             return Refused("; ".join(problems))
         values = {}
@@ -210,6 +248,10 @@ class Imb(Plugin):
 
     def impossible(self, ctx, key, value, values):
         name, nprocs, size, column = key
+        if ctx["times"]:  # t_min, t_max, t_avg: min <= avg <= max, t_avg within the links
+            row = {c: v for (n, p, s, c), v in values.items() if p == nprocs and s == size}
+            return not row[0] <= row[2] <= row[1] or (column == 2 and _too_fast(
+                {**ctx, "benchmark": name}, size, value))
         rate_col = 1 if ctx["benchmark"].lower() in ("pingpong", "pingping") else 0
         if column != rate_col:
             return False

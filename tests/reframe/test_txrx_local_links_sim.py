@@ -90,3 +90,20 @@ def test_simulated_run_that_loses_messages_fails_naming_the_loss(tmp_path):
     assert re.search(rf"stream {re.escape(HOST)}->{re.escape(HOST)} from transmitter 0: "
                      r"received \d+ of 3000, loss rate 0\.0", reason), reason
     assert "from transmitter 1:" not in reason, reason
+
+
+def test_tool_bound_run_fails_as_tool_bound_not_as_a_slow_link(tmp_path):
+    # 8-byte messages against a declared 100 Gbps: 0.64 ns per message, which txrx cannot do;
+    # the figures measure the tool, and the test says so instead of judging the link
+    case = M2O.format(method="mpi")
+    run = run_reframe(["--system", "local", "-r", "-n", case, "-S", "TxRxTest.msg_size=8",
+                       "-S", "TxRxTest.nmsg=2000", "-S", "TxRxTest.txrx_line_rate=100"],
+                      tmp_path, timeout=300)
+    assert run.returncode != 0, run.output[-4000:]
+    reason = run.case("TxRxTest %scenario=many-to-one")["fail_reason"]
+    us = r"[\d.e+-]+ us"
+    assert re.search(rf"tool-bound, not judged against the link: txrx's own time per message "
+                     rf"\((?=[^)]*receiver 0 {us})[^)]*\) is above the 0\.00064 us that 100 Gbps "
+                     r"allows at 8 B, so the stream rates \([\d.e+-]+, [\d.e+-]+ Gbps\) measure "
+                     r"the tool", reason), reason
+    assert "--line-rate 100.0" in run.job_script(case)

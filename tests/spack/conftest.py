@@ -231,10 +231,10 @@ def copy_tree(dest: Path) -> Path:
     """The parts of this checkout that our packages build from (keeps develop builds' by-products
     out of the checkout)."""
     dest.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, dest / name)
-    ignore = shutil.ignore_patterns(
-        "*.egg-info", "__pycache__", "alltomany", "bisection_bw", ".build-flags", "*.o"
+    ignore = shutil.ignore_patterns(  # *.so: txrx's compiled loop is the recipe's to build
+        "*.egg-info", "__pycache__", "alltomany", "bisection_bw", ".build-flags", "*.o", "*.so"
     )
     shutil.copytree(ROOT / "src", dest / "src", ignore=ignore)
     return dest

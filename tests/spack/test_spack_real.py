@@ -87,7 +87,8 @@ def test_installed_python_package_imports(installed):
     if not python.is_file():
         python = Path(sys.executable)
     proc = subprocess.run(
-        [str(python), "-c", "import fabrictest, fabrictest.mpirun; print(fabrictest.__file__)"],
+        [str(python), "-c", "import fabrictest, fabrictest.mpirun, fabrictest.txrx._loop as c; "
+         "print(fabrictest.__file__); print(c.__file__)"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -95,7 +96,10 @@ def test_installed_python_package_imports(installed):
         cwd="/",
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().startswith(str(site[0]))
+    package, loop = proc.stdout.split()
+    assert package.startswith(str(site[0]))
+    # txrx's compiled loop, built by the recipe with the MPI's mpicc
+    assert loop.startswith(str(site[0] / "fabrictest" / "txrx" / "_loop")), loop
     assert (prefix / "bin" / "txrx").is_file()
 
 

@@ -4,6 +4,7 @@ reported within its own timeout."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -70,6 +71,27 @@ def test_json_path_is_checked_before_the_run(mpirun, tmp_path, case):
     p = launch(mpirun, 2, [*SMALL, "--nmsg", "2000", "--json", path])
     assert_refused(p, f"--json {path}")
     assert not list(tmp_path.rglob("*.tmp*"))
+
+
+@pytest.mark.parametrize("case", ["symlink", "dangling-symlink", "fifo"])
+def test_json_never_replaces_a_link_or_a_special_file(mpirun, tmp_path, case):
+    # as root, `--json /dev/full` once replaced the device with a file: a link or a special
+    # file at PATH is refused in one line before any traffic, and left as it was
+    target = tmp_path / "keep.json"
+    target.write_text("kept\n")
+    path = tmp_path / "r.json"
+    if case == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(target if case == "symlink" else tmp_path / "absent.json")
+    before = os.lstat(path)
+    p = launch(mpirun, 2, [*SMALL, "--nmsg", "200", "--json", path])
+    kind = "a named pipe" if case == "fifo" else "a symbolic link"
+    assert_refused(p, f"--json {path} is {kind}")
+    after = os.lstat(path)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert target.read_text() == "kept\n" and not (tmp_path / "absent.json").exists()
+    assert not list(tmp_path.glob("*.tmp*"))
 
 
 def test_json_path_that_works_leaves_no_probe_file(mpirun, tmp_path):

@@ -176,6 +176,21 @@ def test_gap_accounting_duplicates_reordering_out_of_range():
     assert r.received == 4 and r.bad == 3 and r.missed == 16
 
 
+def test_gap_accounting_reads_the_ring_s_header_column_in_place():
+    # the mpi receiver hands GapCounter a strided uint64 view of its ring's headers (no copy);
+    # a corrupt header >= 2**63 or a repeat in a block is counted bad, never received
+    ring_words = np.zeros((8, 16), dtype=np.uint64)
+    headers = ring_words[:, 0]
+    c = GapCounter(100)
+    headers[:] = np.arange(8, dtype=np.uint64)
+    c.add(headers[0:4])
+    c.add(headers[4:8])
+    headers[:] = [8, 9, 9, 2**63 + 5, 12, 13, 14, 15]
+    c.add(headers[0:8])
+    r = c.finish(16)
+    assert (r.received, r.bad, r.missed, r.gaps) == (14, 2, 2, 1)  # 10, 11 missing
+
+
 def test_gap_accounting_matches_a_reference_on_random_losses():
     rng = np.random.default_rng(1)
     keep = np.sort(rng.choice(50_000, 47_000, replace=False))

@@ -46,6 +46,19 @@ def _plan() -> Plan:
         return Plan(state_dir=state)
 
 
+def _preflight_extras(plan: Plan) -> dict:
+    """What `vcluster up --preflight` declares for the health family (preflight.json in the
+    state directory: fabric NICs, inventory, MAC rule, fabric names and subnet, LLDP socket,
+    management targets); nothing without it."""
+    if not plan.preflight:
+        return {}
+    try:
+        extras = json.loads((plan.state_dir / "preflight.json").read_text()).get("extras")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return extras if isinstance(extras, dict) else {}
+
+
 BENCHMARKS = benchmark_features()
 
 PLAN = _plan()
@@ -118,6 +131,7 @@ system = {
                 # iteration count (ratios up to 1.25 in 3 rounds, 2026-11-27): judged at 2x here
                 # (1.5x within a run); runs slowed 5x fail it (tests/vcluster/test_e2e.py)
                 "alltomany_max_run_growth": 2.0,
+                **_preflight_extras(PLAN),
             },
         }
     ],

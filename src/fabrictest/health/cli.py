@@ -7,6 +7,11 @@ per check (format in :mod:`fabrictest.parsers.health` and ``docs/parsers.md``)::
 Exit status: 0 every check passed, 1 a check failed, 2 no RDMA device on this node (one line
 ``HEALTH <node> no RDMA device: <reason>``), 64 bad command line.
 
+``--nic NIC`` adds the fabric NIC's own checks (MAC, address, name both ways, LLDP neighbour
+against the cabling, loopback rate; :mod:`fabrictest.health.stage1`), ``--mgmt`` the
+management network, ``--no-rdma`` checks a fabric without RDMA ports by its netdevs, and
+``--drain`` makes the command Slurm's health check (:mod:`fabrictest.health.slurm_drain`).
+
 ``fabric-health counters ...`` reads the link, error and congestion counters instead
 (:mod:`fabrictest.counters.cli`).
 """
@@ -24,6 +29,7 @@ from pathlib import Path
 from fabrictest.parsers.health import CheckResult
 from fabrictest.parsers.ibv_devinfo import normalise_link_layer
 
+from . import slurm_drain, stage1
 from .checks import HealthExpectations, evaluate_arp_thresholds, evaluate_netdev, evaluate_port
 from .gather import gather_gc_thresh, gather_netdevs, gather_ports, ping_peer
 
@@ -67,7 +73,7 @@ def usage_problem(args: argparse.Namespace) -> str | None:
         return "--device needs a device name (e.g. mlx5_0)"
     if args.node_name is not None and not args.node_name.strip():
         return "--node-name is empty"
-    return None
+    return stage1.usage_problem(args)  # the fabric-NIC checks' options
 
 
 def _env_nodes() -> int | None:
@@ -103,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="NICs per node for the ARP thresholds (default 1)",
     )
+    p.add_argument("--no-arp", action="store_true",
+                   help="skip the ARP cache thresholds (a network namespace has none of its "
+                        "own: the kernel shows gc_thresh in the initial namespace only)")
     p.add_argument("--device", action="append", help="check only this RDMA device (repeatable)")
     p.add_argument("--port", type=int, help="check only this port number")
     p.add_argument(
@@ -120,12 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--proc-root", default="/proc", help=argparse.SUPPRESS)
     p.add_argument("--no-ibv-devinfo", action="store_true", help="read sysfs only")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of lines")
+    p.add_argument("--drain", action="store_true",
+                   help="Slurm's health check (HealthCheckProgram): drain this node with the "
+                        "first failure as its reason, resume it when fabric-health drained it "
+                        "and every check passes (docs/health.md)")
+    stage1.add_options(p)
     return p
 
 
-def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] | None, str]:
+def run_checks(args: argparse.Namespace, node: str,
+               declared: stage1.Declared | None = None) -> tuple[list[CheckResult] | None, str]:
     """All checks for this node; (None, reason) when it has no RDMA device."""
     sys_root, proc_root = Path(args.sys_root), Path(args.proc_root)
+    declared = declared or stage1.Declared()
+    if args.no_rdma:  # a fabric without RDMA ports: the --nic netdevs are the fabric's NICs
+        return _netdev_fabric_checks(args, node, declared), "netdevs (--no-rdma)"
     hcas, source = gather_ports(sys_root, use_ibv_devinfo=not args.no_ibv_devinfo)
     ports = [p for h in hcas for p in h.ports]
     if not ports:
@@ -168,12 +186,39 @@ def run_checks(args: argparse.Namespace, node: str) -> tuple[list[CheckResult] |
             results += evaluate_netdev(
                 port.netdev, state, mtu, expect, node, port.device or "?", str(port.port)
             )
+    results += _node_checks(args, node, proc_root)
+    results += stage1.run(args, node, declared, ports)
+    return results + _pings(args, node), source
+
+
+def _node_checks(args: argparse.Namespace, node: str, proc_root: Path) -> list[CheckResult]:
+    if args.no_arp:
+        return []
     nodes = args.nodes if args.nodes is not None else _env_nodes()
-    results += evaluate_arp_thresholds(gather_gc_thresh(proc_root), nodes, args.nics_per_node, node)
+    return evaluate_arp_thresholds(gather_gc_thresh(proc_root), nodes, args.nics_per_node, node)
+
+
+def _pings(args: argparse.Namespace, node: str) -> list[CheckResult]:
+    results = []
     for peer in [x.strip() for x in args.ping.split(",") if x.strip()]:
         ok, detail = ping_peer(peer)
         results.append(CheckResult(node, "-", "-", f"ping:{peer}", ok, detail))
-    return results, source
+    return results
+
+
+def _netdev_fabric_checks(args: argparse.Namespace, node: str,
+                          declared: stage1.Declared) -> list[CheckResult]:
+    """``--no-rdma``: each --nic's state and MTU, the node's checks, the fabric-NIC checks."""
+    expect = HealthExpectations(netdev_mtu=args.netdev_mtu)
+    netdevs = gather_netdevs(Path(args.sys_root))
+    results: list[CheckResult] = []
+    for nic in stage1.nics(args):
+        state, mtu = netdevs.get(nic, (None, None))
+        results += evaluate_netdev(nic if nic in netdevs else None, state, mtu, expect, node,
+                                   nic, "-")
+    results += _node_checks(args, node, Path(args.proc_root))
+    results += stage1.run(args, node, declared)
+    return results + _pings(args, node)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,13 +232,21 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"fabric-health: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    declared, problem = stage1.read_declared(args)  # a site file that cannot be read: usage
+    if problem:
+        print(f"fabric-health: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     node = args.node_name or socket.gethostname().split(".")[0]
-    results, source = run_checks(args, node)
+    results, source = run_checks(args, node, declared)
     if results is None:
         if args.json:
             print(json.dumps({"node": node, "no_device": True, "reason": source}))
         else:
             print(f"HEALTH {node} no RDMA device: {source}")
+        if args.drain:  # a node that lost its RDMA device is drained like a failed check
+            line, _ = slurm_drain.apply(
+                node, [CheckResult(node, "-", "-", "rdma_device", False, source)])
+            print(line, file=sys.stderr if args.json else sys.stdout)
         return EXIT_NO_DEVICE
     failed = sum(1 for r in results if not r.ok)
     if args.json:
@@ -209,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             print(r.line())
         print(f"HEALTH summary: {len(results)} checks, {failed} failed")
+    if args.drain:  # Slurm's health check: drain on a failure, resume what we drained
+        line, ok = slurm_drain.apply(node, results)
+        print(line, file=sys.stderr if args.json else sys.stdout)
+        if not ok:
+            return EXIT_FAILED
     return EXIT_FAILED if failed else EXIT_OK
 
 

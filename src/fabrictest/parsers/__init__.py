@@ -23,6 +23,11 @@ module             function                                  tool
 ``sysfs``          ``parse_port`` / ``parse_gid``            /sys/class/infiniband files
 ``ping``           ``parse_ping``                            iputils ``ping``
 ``health``         ``parse_health``                          our ``fabric-health``
+``lldp``           ``parse_lldpctl`` / ``parse_lldptool``    lldpd's ``lldpctl``, open-lldp's ``lldptool``
+``ip_addr``        ``parse_ip_addr``                         iproute2 ``ip addr`` (+ ``-j``)
+``getent``         ``parse_ahosts`` / ``parse_hosts``        ``getent ahosts|hosts``
+``inventory``      ``parse_inventory``                       a site's cabling inventory
+``slurm_node``     ``parse_slurm_nodes``                     ``scontrol -o show node``
 ``launch``         ``launch_failures`` / ``describe``        mpirun, srun, MPI errors
 ``nccl``           ``parse_nccl``                            nccl-tests, rccl-tests
 =================  ========================================  ============================

@@ -30,6 +30,7 @@ from ._util import (
     sizes_missing,
     to_float,
 )
+from .collectives import faster_than_links
 from .errors import ParseError
 
 #: IMB-MPI1's default largest message size (-msglog 22): 4 MiB
@@ -54,6 +55,8 @@ _COLUMNS = {
     "msg/sec": "msg_per_sec",
 }
 _TIMES = ["bytes", "repetitions", "t_min", "t_max", "t_avg"]
+#: the columns of a collective (Allreduce, Alltoall, Bcast, Allgather ...)
+COLLECTIVE_COLUMNS = _TIMES
 #: the columns each benchmark prints (IMB-MPI1 2018-2021); a collective not named prints _TIMES
 COLUMNS = {
     **{name: ["bytes", "repetitions", "t_usec", "mbytes_per_sec"] for name in ("pingpong",
@@ -65,6 +68,13 @@ COLUMNS = {
 }
 #: directions a benchmark's Mbytes/sec adds up (Biband: both ways of each pair at once)
 DIRECTIONS = {"biband": 2, "sendrecv": 2, "exchange": 4}
+#: the reductions: IMB reduces MPI_FLOATs, so it prints 0, 4, 8 ... bytes and never 1 or 2
+REDUCTIONS = ("allreduce", "reduce", "reduce_scatter", "reduce_scatter_block", "reduce_local",
+              "iallreduce", "ireduce", "ireduce_scatter", "ireduce_scatter_block")
+#: bytes of one MPI_FLOAT, the reductions' datatype (``# MPI_Datatype for reductions``)
+FLOAT_BYTES = 4
+#: benchmarks without a size: one row each
+SIZELESS = ("barrier", "ibarrier")
 
 
 @dataclass(frozen=True)
@@ -247,16 +257,29 @@ def parse_imb(text: str) -> ImbResult:
     return result
 
 
+def expected_sizes(benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES,
+                   min_bytes: int = 1) -> list[int]:
+    """The sizes IMB prints for ``benchmark`` with ``-msglog a:b`` (``min_bytes`` 2**a,
+    ``max_bytes`` 2**b): 0 first whatever ``a``, then doubling from ``min_bytes``; a
+    reduction's from one MPI_FLOAT (0, 4, 8 ...: IMB skips 1 and 2 bytes); none for Barrier."""
+    if benchmark.lower() in SIZELESS:
+        return [0]
+    first = max(min_bytes, 1)
+    if benchmark.lower() in REDUCTIONS:
+        first = max(first, FLOAT_BYTES)
+    return [0, *doubling_sizes(first, max_bytes)]
+
+
 def missing(
     result: ImbResult, benchmark: str, max_bytes: int = DEFAULT_MAX_BYTES, min_bytes: int = 1,
     top_floor: float = physical.TOP_FLOOR,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of ``benchmark`` from ``min_bytes`` to
     ``max_bytes`` (``-msglog a:b``: 2**a, 2**b; IMB prints 0 bytes first whatever ``a``):
-    every block of it (one per process count with ``-npmin``) with every size 0, ``min_bytes``,
-    2 ``min_bytes`` ... ``max_bytes``, only finite figures (times >= 0, rates > 0 above
-    0 bytes), and IMB's closing ``# All processes entering MPI_Finalize`` line. Empty when
-    whole."""
+    every block of it (one per process count with ``-npmin``) with every size of
+    :func:`expected_sizes` (a reduction's 0, 4, 8 ...), only finite figures (times >= 0, rates
+    > 0 above 0 bytes), and IMB's closing ``# All processes entering MPI_Finalize`` line. Empty
+    when whole."""
     problems = []
     asked = [name.lower() for name in result.listed] or [benchmark.lower()]
     if benchmark.lower() not in asked:
@@ -269,7 +292,7 @@ def missing(
     if not blocks:
         empty = any(name.lower() == benchmark.lower() for name in result.empty_blocks)
         problems.append(f"{benchmark}: " + ("no result rows" if empty else "no block"))
-    expected = [0, *doubling_sizes(max(min_bytes, 1), max_bytes)]
+    expected = expected_sizes(benchmark, max_bytes, min_bytes)
     want = COLUMNS.get(benchmark.lower())
     for block in blocks:
         label = f"{benchmark} (np={block.nprocs})" if len(blocks) > 1 else benchmark
@@ -310,6 +333,12 @@ def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
                 need = "a finite positive number" if positive else "a finite number >= 0"
                 problems.append(f"{label}: {name} at {human_bytes(row.bytes)} is {value:g}, "
                                 f"not {need}")
+        times = (row.t_min, row.t_avg, row.t_max)
+        if None not in times and all(map(math.isfinite, times)) and not (
+                times[0] <= times[1] <= times[2]):
+            problems.append(f"{label}: at {human_bytes(row.bytes)} t_min {row.t_min:g}, t_avg "
+                            f"{row.t_avg:g}, t_max {row.t_max:g} us: not min <= avg <= max, "
+                            "not one run's figures")
     return problems
 
 
@@ -333,4 +362,20 @@ def above_line_rate(result: ImbResult, benchmark: str, line_rate_gbps: float,
         rates = [(r.bytes, r.mbytes_per_sec) for r in block.rows if r.mbytes_per_sec is not None]
         problems += physical.rates_above(f"{benchmark} (np={block.nprocs})", rates,
                                          physical.GBPS_PER_MBS, "MB/s", ceiling)
+    return problems
+
+
+def too_fast(result: ImbResult, benchmark: str, line_rate_gbps: float,
+             what: str = "line rate") -> list[str]:
+    """A collective's ``t_avg[usec]`` below the least time its bytes take through a link of
+    ``line_rate_gbps`` (:func:`collectives.faster_than_links`), in every block of
+    ``benchmark``; empty for the point-to-point benchmarks (their bound is
+    :func:`above_line_rate`) and for figures that fit."""
+    problems = []
+    for block in result.benchmarks:
+        if block.name.lower() != benchmark.lower():
+            continue
+        rows = [(r.bytes, r.t_avg) for r in block.rows if r.t_avg is not None]
+        problems += faster_than_links(benchmark.lower(), rows, line_rate_gbps,
+                                      f"{benchmark} (np={block.nprocs})", what)
     return problems

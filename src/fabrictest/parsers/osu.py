@@ -6,6 +6,10 @@ column header; ``Latency (us)`` (5.x) vs ``Avg Latency(us)`` (7.x); a ``Validati
 with ``Pass``/``Fail``; GPU runs retitled ``OSU MPI-CUDA ...``; one-sided headers
 (``# Window creation``, ``# Synchronization``); ``# [ pairs: N ] [ window size: M ]``.
 
+Collectives (``osu_allreduce``, ``osu_alltoall`` ...; :mod:`collectives`): sizes doubling from
+the datatype's size up to 1 MiB by default, ``osu_barrier``'s one figure without a size, and
+:func:`too_fast` for a latency below what the links can carry.
+
 Identity (docs/parsers.md): one run per output for :func:`parse_osu` (two titles, or a table
 printed twice, are ambiguous: ParseError; :func:`parse_osu_all` reads a job that ran several),
 each size once (a repeated size is ParseError, never first- or last-wins), a row is exactly the
@@ -31,6 +35,8 @@ from ._util import (
     sizes_missing,
     to_float,
 )
+from .collectives import DEFAULT_MAX_SIZE as COLLECTIVE_MAX_SIZE
+from .collectives import SIZELESS, faster_than_links, first_size, is_collective
 from .errors import ParseError
 from .osu_names import benchmark_name, column_key, expected_unit, unit_of
 
@@ -50,6 +56,8 @@ _SYNC = re.compile(r"^#\s*Synchronization:\s*(.*?)\s*$")
 #: print no such line); MANAGED (MD) / (MH) is managed memory
 _BUFFERS = re.compile(r"^#\s*Send Buffer on .*?\((\w+)\)\s+and Receive Buffer on .*?\((\w+)\)")
 _HEADER = re.compile(r"^#\s*Size\b(.*)$")
+#: osu_barrier's header: no size column (``# Avg Latency(us)``, with -f also Min, Max, Iterations)
+_SIZELESS_HEADER = re.compile(r"^#\s*((?:Avg\s+)?Latency\s*\(.*)$")
 _ROW = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
 
 @dataclass(frozen=True)
@@ -86,6 +94,8 @@ class OsuResult:
     synchronization: str | None = None
     columns: list[str] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside this run's last line
+    #: False for osu_barrier: one figure, no size column (its row has size 0)
+    sized: bool = True
     #: lines that are neither OSU's nor a row, printed between the title and the last row
     #: (a job script prints around a run, never inside its table)
     inside: list[str] = field(default_factory=list)
@@ -167,14 +177,18 @@ def _header_line(result: OsuResult, line: str) -> bool:
     return True
 
 
-def _row(columns: list[str], line: str) -> tuple[int, float, dict[str, float], bool | None] | None:
+def _row(columns: list[str], line: str, sized: bool = True
+         ) -> tuple[int, float, dict[str, float], bool | None] | None:
     """(size, value, extra columns, validation) of a result row, None if ``line`` is not one:
-    a size and exactly the header's columns, each a number (``Pass``/``Fail`` for
-    ``Validation``)."""
-    rm = _ROW.match(line)
-    if rm is None:
-        return None
-    tokens = rm.group(2).split()
+    a size (none where ``sized`` is false: osu_barrier) and exactly the header's columns, each
+    a number (``Pass``/``Fail`` for ``Validation``)."""
+    if sized:
+        rm = _ROW.match(line)
+        if rm is None:
+            return None
+        size, tokens = int(rm.group(1)), rm.group(2).split()
+    else:
+        size, tokens = 0, line.split()
     if len(tokens) != len(columns):
         return None
     value = to_float(tokens[0])
@@ -192,7 +206,7 @@ def _row(columns: list[str], line: str) -> tuple[int, float, dict[str, float], b
         if number is None:
             return None
         extra[key] = number
-    return int(rm.group(1)), value, extra, passed
+    return size, value, extra, passed
 
 
 def _parse_segment(lines: list[str]) -> OsuResult:
@@ -219,7 +233,11 @@ def _parse_segment(lines: list[str]) -> OsuResult:
         if not line:
             continue
         if line.startswith("#") and not result.rows:
-            if (h := _HEADER.match(line)) is not None and columns is None:
+            h = _HEADER.match(line)
+            if h is None and benchmark in SIZELESS and columns is None:
+                h = _SIZELESS_HEADER.match(line)
+                result.sized = h is None
+            if h is not None and columns is None:
                 labels = [c for c in re.split(r"\s{2,}", h.group(1).strip()) if c]
                 if not labels:
                     raise ParseError(f"OSU column header without value columns: {line!r}")
@@ -230,13 +248,14 @@ def _parse_segment(lines: list[str]) -> OsuResult:
             elif not _header_line(result, line):
                 pending.append(line)
             continue
-        row = _row(columns, raw) if columns is not None else None
+        row = _row(columns, raw, result.sized) if columns is not None else None
         if row is None:
             pending.append(line)
             continue
         size, value, extra, passed = row
         if size in seen:
-            raise ParseError(f"OSU output {title!r} prints size {human_bytes(size)} twice "
+            what = f"size {human_bytes(size)}" if result.sized else "its figure"
+            raise ParseError(f"OSU output {title!r} prints {what} twice "
                              f"({seen[size]} and {line}): which one is the run's?")
         seen[size] = line
         result.inside += pending
@@ -245,7 +264,8 @@ def _parse_segment(lines: list[str]) -> OsuResult:
             validation.append(passed)
         result.rows.append(OsuRow(size=size, value=value, extra=extra))
     if columns is None:
-        raise ParseError(f"OSU output {title!r} has no '# Size' column header (truncated?)")
+        want = "'# Avg Latency(us)'" if benchmark in SIZELESS else "'# Size'"
+        raise ParseError(f"OSU output {title!r} has no {want} column header (truncated?)")
     if not result.rows:
         raise ParseError(f"OSU output {title!r} has a header but no result rows (truncated?)")
     if "validation" in columns:
@@ -292,9 +312,14 @@ def identity_problems(result: OsuResult, benchmark: str, label: str | None = Non
     return problems
 
 
+def default_max_size(benchmark: str) -> int:
+    """OSU's largest size without ``-m``: 1 MiB for the collectives, else 4 MiB."""
+    return COLLECTIVE_MAX_SIZE if is_collective(benchmark) else DEFAULT_MAX_SIZE
+
+
 def missing(
     result: OsuResult,
-    max_size: int = DEFAULT_MAX_SIZE,
+    max_size: int | None = None,
     min_size: int | None = None,
     name: str | None = None,
     benchmark: str | None = None,
@@ -302,7 +327,9 @@ def missing(
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of sizes ``min_size..max_size`` (OSU
     doubles the size from ``min_size``; by default the first size printed, which must be 0 or
-    1): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4 MiB``; a line printed
+    1; a collective's from its datatype's size; ``max_size`` by default
+    :func:`default_max_size`): e.g. ``osu_latency: 3 of 23 sizes; last 4 B, expected up to 4
+    MiB``; osu_barrier's one figure; a line printed
     inside its table; figures that are not a run's (:func:`unphysical`, and a bandwidth that
     collapses at the largest sizes: below ``top_floor`` of the smaller sizes' peak,
     ``physical.SHARED_TOP_FLOOR`` where the ranks share a host); with ``benchmark``
@@ -319,7 +346,13 @@ def missing(
                         f"{result.inside[0][:80]!r}{more}")
     got = result.sizes()
     first = min_size if min_size is not None else (got[0] if got and got[0] in (0, 1) else 1)
-    gap = sizes_missing(label, got, doubling_sizes(first, max_size))
+    if is_collective(result.benchmark):
+        first = first_size(result.benchmark, result.datatype, first)
+    top = max_size if max_size is not None else default_max_size(result.benchmark)
+    if not result.sized:
+        gap = None if len(got) == 1 else f"{label}: {len(got)} figures, expected 1"
+    else:
+        gap = sizes_missing(label, got, doubling_sizes(first, top))
     if gap:
         problems.append(gap)
     not_figures = unphysical(result, label)
@@ -343,6 +376,17 @@ def above_line_rate(result: OsuResult, line_rate_gbps: float, links: int = 1,
     ceiling = physical.Ceiling(line_rate_gbps, directions, links, what)
     return physical.rates_above(label, [(r.size, r.value) for r in result.rows],
                                 physical.GBPS_PER_MBS, "MB/s", ceiling)
+
+
+def too_fast(result: OsuResult, line_rate_gbps: float, label: str | None = None,
+             what: str = "line rate") -> list[str]:
+    """A collective's latency below the least time its bytes take through a link of
+    ``line_rate_gbps`` (:func:`collectives.faster_than_links`); empty for the other
+    benchmarks and for figures that fit."""
+    if result.unit != "us" or not is_collective(result.benchmark):
+        return []
+    return faster_than_links(result.benchmark, [(r.size, r.value) for r in result.rows],
+                             line_rate_gbps, label or f"osu_{result.benchmark}", what)
 
 
 def unphysical(result: OsuResult, label: str | None = None) -> list[str]:

@@ -44,11 +44,28 @@ def benchmark_name(api: str | None, name: str) -> tuple[str, str | None]:
         return f"{short}_{base}", accelerator
     if key in _NAMES:
         return _NAMES[key], accelerator
-    # collectives: "Allreduce Latency", "Non-blocking Allreduce Latency"
-    m = re.fullmatch(r"(non-blocking\s+)?([a-z_]+)\s+latency", key)
-    if m:
-        return ("i" if m.group(1) else "") + m.group(2), accelerator
+    collective = collective_name(key)
+    if collective:
+        return collective, accelerator
     return re.sub(r"[^a-z0-9]+", "_", key).strip("_") or "unknown", accelerator
+
+
+def collective_name(key: str) -> str | None:
+    """The program's name without ``osu_`` for a collective's title (lower case, without the
+    API and version): ``allreduce latency`` -> ``allreduce``, ``all-to-all personalized
+    exchange latency`` -> ``alltoall`` (5.x, 7.4 and 7.5 all print it so), ``broadcast
+    latency`` -> ``bcast``, ``non-blocking all-to-allv personalized exchange latency`` ->
+    ``ialltoallv``, ``neighborhood allgather latency`` -> ``neighbor_allgather``; None for a
+    title that is no collective's."""
+    m = re.fullmatch(r"(non-blocking\s+)?(neighborhood\s+)?(.+?)(?:\s+personalized exchange)?"
+                     r"\s+latency", key)
+    if m is None:
+        return None
+    op = m.group(3)
+    op = "bcast" if op == "broadcast" else re.sub(r"^all-to-all", "alltoall", op)
+    if not re.fullmatch(r"[a-z_]+", op):
+        return None
+    return ("i" if m.group(1) else "") + ("neighbor_" if m.group(2) else "") + op
 
 
 def column_key(label: str) -> str:

@@ -26,14 +26,17 @@ message starts with ``ERROR:``.
 Identity (docs/parsers.md): each line of a stream or transmitter once (a repeat, e.g. the log
 printed twice, is ParseError, never first- or last-wins), rates in ``Gbps`` and times in
 ``seconds`` (another unit is ParseError); :func:`above_line_rate` refuses a rate no link or
-host can carry.
+host can carry. Ours, once per rank: ``Rank R receiver own time per message is
+X us (Y us at the line rate of L Gbps): tool-bound`` (or ``not tool-bound``; without a line
+rate ``(line rate unknown: ...)``): a tool-bound rank could not fill the link, its figures
+measure the tool (:meth:`TxrxReport.tool_bound`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from . import physical
 from ._util import ends_mid_line, require_text
@@ -57,6 +60,12 @@ _RX_LINK = re.compile(r"Rank (\d+) receiver from transmitter (\d+), " + _LINK)
 _TX_LINK = re.compile(r"Rank (\d+) transmitter " + _LINK)
 _SIMULATED = re.compile(r"verbs provider is simulated")
 _ERROR = re.compile(r"(?:^|[\s>\]:])(ERROR:.*)$")
+#: ours: each rank's own time per message and, with a line rate, whether it is tool-bound
+_OWN = re.compile(
+    r"Rank (\d+) (receiver|transmitter) own time per message is (?:" + _NUM + r" us|unknown)"
+    r"(?: \(" + _NUM + r" us at the line rate of " + _NUM + r" Gbps\): "
+    r"(tool-bound|not tool-bound|not judged))?"
+)
 
 _RX_FIELD = {
     "elapsed time": "elapsed_s",
@@ -120,6 +129,19 @@ class TxrxTransmitter:
 
 
 @dataclass
+class TxrxOwnTime:
+    """A rank's own time per message (ours): above what the line rate allows, the rank could
+    not fill the link, and its figures measure the tool (``tool_bound``); None: not judged."""
+
+    role: str  # receiver | transmitter
+    index: int  # the rank's "Rank N" (receiver rank, transmitter index)
+    own_us: float | None
+    need_us: float | None = None
+    line_rate_gbps: float | None = None
+    tool_bound: bool | None = None
+
+
+@dataclass
 class TxrxReport:
     streams: list[TxrxStream]
     transmitters: list[TxrxTransmitter]
@@ -127,6 +149,11 @@ class TxrxReport:
     errors: list[str]
     cut_mid_line: bool = False  # the text ends inside a line
     simulated: bool = False  # a `verbs provider is simulated` line: not a NIC's figures
+    own_times: list[TxrxOwnTime] = field(default_factory=list)  # ours: tool-bound or not
+
+    def tool_bound(self) -> list[TxrxOwnTime]:
+        """The ranks whose own time per message exceeds what the line rate allows."""
+        return [o for o in self.own_times if o.tool_bound]
 
     def complete_streams(self, require_corrupt: bool = False) -> list[TxrxStream]:
         """Streams with every field (see :meth:`TxrxStream.is_complete`)."""
@@ -173,6 +200,18 @@ def _unit(m: re.Match[str], what: str, line: str) -> None:
                          f"{want or 'no unit'}: {line.strip()!r}")
     if want is not None and got != want:
         raise ParseError(f"not tx/rx output: {what} without its unit {want}: {line.strip()!r}")
+def _own_time(m: re.Match[str]) -> TxrxOwnTime:
+    own, need, rate, verdict = m.group(3), m.group(4), m.group(5), m.group(6)
+    figures = [float(x) for x in (own, need, rate) if x is not None]
+    if not all(math.isfinite(x) and x >= 0 for x in figures) or (rate and float(rate) <= 0):
+        raise ParseError(f"not tx/rx output: an own time or line rate of {m.group(0)!r}")
+    bound = {"tool-bound": True, "not tool-bound": False}.get(verdict)
+    if bound is not None and own is not None:  # printed to 3 digits: 1 % either way is rounding
+        o, n = float(own), float(need)
+        if (bound and o < n * 0.99) or (not bound and o > n * 1.01):
+            raise ParseError(f"not tx/rx output: the verdict contradicts its figures: {m.group(0)!r}")
+    return TxrxOwnTime(m.group(2), int(m.group(1)), float(own) if own else None,
+                       float(need) if need else None, float(rate) if rate else None, bound)
 
 
 def parse_txrx(text: str) -> TxrxReport:
@@ -190,6 +229,7 @@ def parse_txrx(text: str) -> TxrxReport:
                              f"{line.strip()!r}): which one is the run's?")
         seen[key] = line.strip()
 
+    own_times: list[TxrxOwnTime] = []
     for line in text.splitlines():
         if _SIMULATED.search(line):
             simulated = True
@@ -226,6 +266,12 @@ def parse_txrx(text: str) -> TxrxReport:
             shape = tuple(int(x) for x in m.group(3).replace(" ", "").split(",") if x)
             buffers.append((m.group(1).strip(), m.group(2), shape))
             continue
+        if (m := _OWN.search(line)) is not None:
+            own = _own_time(m)
+            if any((o.role, o.index) == (own.role, own.index) for o in own_times):
+                raise ParseError(f"tx/rx output repeats a rank's own-time line: {line.strip()!r}")
+            own_times.append(own)
+            continue
         if (m := _ERROR.search(line.strip())) is not None:
             errors.append(m.group(1))
     if not (streams or txs or buffers or errors):
@@ -237,6 +283,7 @@ def parse_txrx(text: str) -> TxrxReport:
         errors=errors,
         cut_mid_line=ends_mid_line(text),
         simulated=simulated,
+        own_times=own_times,
     )
 
 

@@ -8,6 +8,7 @@
     fabric-report history --system vcluster --since 30d   (change points over the sessions)
     fabric-report attribute --report FILE [--topology FILE|slurm]   (what the failures share)
     fabric-report counters --report FILE   (every node's counters over the whole run)
+    fabric-report acceptance --report FILE -o DIR   (one page over the three stages, verdict first)
 
 Sources, in the order given: `--session UUID|QUERY` (a stored session, through `reframe
 --describe-stored-sessions`), `--tag KEY=VALUE[,KEY=VALUE]` (the stored sessions run with
@@ -21,11 +22,10 @@ in common) or an option makes no sense.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from pathlib import Path
 
+from .acceptance_cmd import add_parser as add_acceptance
 from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
 from .calibrate_cmd import cmd_calibrate
@@ -38,6 +38,8 @@ from .run_counters_cmd import add_parser as add_counters
 from .run_counters_cmd import html_section as run_counters_section
 from .sources import Source, check, read, writable_dir, writable_file
 from .sources import write_json as _write_json
+from .sweep_files import read_sweep as _read_sweep
+from .sweep_files import sweeps_from as _sweeps_from
 from .units import UnitError
 
 
@@ -148,46 +150,6 @@ def cmd_compare(args) -> int:
         rows = [r for r in rows if r.status != "ok"]
     sys.stdout.write(render_table(rows, base_label, target_label) + "\n" + line + "\n")
     return status
-
-
-def _sweeps_from(testcases: list[dict]) -> list[tuple[str, dict]]:
-    """The sweep.json of every test case that ran a sweep: in its output directory (ReFrame
-    copies it there for a passing test) or, for a failing one, its stage directory (kept)."""
-    out, seen = [], set()
-    for tc in testcases:
-        for d in (tc.get("outputdir"), tc.get("stagedir")):
-            path = Path(d) / "sweep.json" if d else None
-            if path is None or not path.is_file():
-                continue
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if not isinstance(data, dict) or any(k not in data for k in SWEEP_KEYS):
-                continue
-            key = (tc.get("display_name"), tc.get("system"), tc.get("partition"),
-                   tc.get("job_completion_time_unix"))
-            if key not in seen:
-                seen.add(key)
-                out.append((f"{tc.get('display_name')} on {tc.get('system')}:"
-                            f"{tc.get('partition')} ({path})", data))
-            break
-    return out
-
-
-SWEEP_KEYS = ("nodes", "pairs", "verdict", "level", "nodes_table", "unit", "rounds_used")
-
-
-def _read_sweep(path: str) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as err:
-        raise ResultsError(f"--sweep {path}: not a fabric-sweep JSON file ({err})") from err
-    missing = [k for k in SWEEP_KEYS if not isinstance(data, dict) or k not in data]
-    if missing:
-        raise ResultsError(f"--sweep {path}: not a fabric-sweep JSON file "
-                           f"(no {', '.join(missing)})")
-    return data
 
 
 def cmd_html(args) -> int:
@@ -329,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_history(sub, tolerance)
     add_attribute(sub, _add_sources)
     add_counters(sub, _add_sources)
+    add_acceptance(sub, _add_sources)
     return ap
 
 

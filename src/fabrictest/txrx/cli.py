@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     a("--seed", type=integer, default=0, help="seed of --inject-loss (default 0)")
     a("--progress", type=number, default=PROGRESS_INTERVAL, metavar="SECONDS",
       help=f"seconds between rank 0's progress lines on stderr (default {PROGRESS_INTERVAL:g})")  # fmt: skip
+    a("--line-rate", type=number, default=None, metavar="GBPS",
+      help="the port's line rate: say whether the tool's own time per message could fill it "
+      "(tool-bound) (default: the RDMA port's rate from sysfs; none with --method mpi)")  # fmt: skip
     a("-q", "--quiet", action="store_true", help="no progress lines")
     a("-v", "--verbose", action="count", default=0, help="debug output and tracebacks")
     a("--fault", type=fault, default=None, help=argparse.SUPPRESS)

@@ -6,6 +6,8 @@ import os
 import signal
 import time
 
+import numpy as np
+
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.options import FaultSpec
 
@@ -28,3 +30,17 @@ def trigger(spec: FaultSpec | None, rank: int, count: int, timeout: float) -> No
     elif spec.kind == "stall":
         time.sleep(3 * timeout + 5)  # the receiver's deadline fires first and aborts the job
         raise Fault(f"rank {rank} stalled by --fault and was not stopped by its receiver")
+
+
+def corrupt_every(spec: FaultSpec | None, rank: int) -> int | None:
+    f = mine(spec, rank, "corrupt")
+    return f.after if f else None
+
+
+def corrupt_window(rows, first: int, n: int, seqs, every: int) -> None:
+    """Flip the last payload byte of the window's messages whose sequence number is a multiple
+    of `every` (rows: the window's (n, words) host rows, after they were filled)."""
+    nums = range(first, first + n) if seqs is None else [int(x) for x in seqs]
+    for i, seq in enumerate(nums):
+        if seq % every == 0:
+            rows[i].view(np.uint8)[-1] ^= 1

@@ -24,7 +24,7 @@ METHODS = ("rdma", "mpi")
 TESTS = ("throughput", "ones", "increment")
 BUFFERS = ("host", "cuda")
 TRANSPORTS = ("uc", "rc")
-FAULT_KINDS = ("stop", "stall", "die")
+FAULT_KINDS = ("stop", "stall", "die", "corrupt")
 
 # What shapes a figure unless asked otherwise (the SEREN tx/rx notes' values): the message
 # size, the ring's blocks and messages per block, the messages per stream. Written here only:
@@ -45,6 +45,7 @@ DEFAULT_TIMEOUT = 60.0
 PROGRESS_INTERVAL = 5.0
 MAX_TIMEOUT = 3600.0  # no wait in the tool needs an hour without progress
 MAX_STREAM_BYTES = (1 << 63) - 1  # byte counts are int64 in the JSON and in numpy
+MAX_LINE_RATE = 10_000.0  # Gbps: above any port built (--line-rate)
 MAX_SKIPPED = 1 << 24  # skipped sequence numbers a transmitter lists (8 bytes each: 128 MiB)
 
 
@@ -55,6 +56,8 @@ class FaultSpec:
     stop:  transmitter RANK sends only sequence numbers < N but reports the full count (tail loss)
     stall: transmitter RANK stops after N messages and goes silent (its receiver's deadline fires)
     die:   RANK kills itself (SIGKILL) after N messages sent or received (a peer that dies)
+    corrupt: transmitter RANK flips one payload byte of every message whose sequence number is
+           a multiple of N (`--method mpi --test increment`)
     """
 
     kind: str
@@ -84,6 +87,7 @@ class Options:
     verbose: int = 0
     quiet: bool = False  # no progress line
     progress: float = PROGRESS_INTERVAL  # seconds between rank 0's progress lines
+    line_rate: float | None = None  # Gbps the port should carry (bottleneck: tool-bound or not)
     fault: FaultSpec | None = field(default=None)
 
     @property
@@ -179,6 +183,13 @@ def validate(opts: Options, world_size: int | None = None) -> None:
             f"--progress must be a finite number of seconds above 0 and at most {MAX_TIMEOUT:g},"
             f" got {opts.progress} (--quiet turns the progress line off)"
         )
+    if opts.line_rate is not None and not (
+        math.isfinite(opts.line_rate) and 0 < opts.line_rate <= MAX_LINE_RATE
+    ):
+        raise UsageError(
+            f"--line-rate must be a finite number of Gbps above 0 and at most {MAX_LINE_RATE:g},"
+            f" got {opts.line_rate}"
+        )
     if opts.port <= 0:
         raise UsageError(f"--port must be positive, got {opts.port}")
     if opts.gid_index is not None and opts.gid_index < 0:
@@ -220,8 +231,16 @@ def validate(opts: Options, world_size: int | None = None) -> None:
             raise UsageError(f"--fault count must be 0 or more, got {opts.fault.after}")
         if not 0 <= opts.fault.rank < opts.nrx + opts.nlink:
             raise UsageError(f"--fault rank {opts.fault.rank} is not a rank of this run")
-        if opts.fault.kind in ("stop", "stall") and opts.fault.rank < opts.nrx:
+        if opts.fault.kind in ("stop", "stall", "corrupt") and opts.fault.rank < opts.nrx:
             raise UsageError(f"--fault {opts.fault.kind} needs a transmitter rank (>= {opts.nrx})")
+        if opts.fault.kind == "corrupt" and (
+            opts.method != "mpi" or opts.test != "increment" or opts.fault.after < 1
+            or opts.buffer != "host" or opts.msg_size < 16
+        ):  # fmt: skip
+            raise UsageError("--fault corrupt:RANK:N needs --method mpi, host buffers, --test"
+                             " increment (every payload rewritten), a payload (--msg-size >= 16)"
+                             " and N >= 1 (the rdma method has the simulated provider's"
+                             " corrupt=F)")
     if opts.nlink < opts.nrx:
         raise UsageError(
             f"--nlink {opts.nlink} is smaller than --nrx {opts.nrx}: every receiver needs a transmitter"

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
+
+from fabrictest.txrx.bottleneck import LoopTime, Verdict
+from fabrictest.txrx.bottleneck import line as own_time_line
 
 PREFIX = "INFO:__main__:"
 LOGGER = "__main__"
@@ -28,6 +32,9 @@ class TxReport:
     elapsed: float
     simulated: dict | None = None  # the simulated verbs provider's counters (None: real run)
     peer_host: str = ""  # host of the receiver ("": not known)
+    own: LoopTime | None = None  # the loop's own time (bottleneck)
+    verdict: Verdict | None = None  # tool-bound or not, once the line rate is known
+    loop: str | None = None  # the mpi method's loop: "compiled" or "python" (None: rdma)
 
     @property
     def bytes(self) -> int:
@@ -51,8 +58,14 @@ class TxReport:
             "messages_total": self.total,
             "elapsed_s": self.elapsed,
             "gbps": self.gbps,
+            "loop": self.loop,
+            **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
         }
+
+
+def _verdict_record(v: Verdict | None) -> dict:
+    return {} if v is None else v.record()
 
 
 def _sim_record(sim: dict | None) -> dict:
@@ -109,6 +122,9 @@ class RxReport:
     host: str
     streams: list[StreamReport] = field(default_factory=list)
     simulated: dict | None = None  # the simulated provider's process-wide figures
+    own: LoopTime | None = None  # the loop's own time over all streams (bottleneck)
+    verdict: Verdict | None = None
+    loop: str | None = None  # the mpi method's loop: "compiled" or "python" (None: rdma)
 
     def record(self) -> dict:
         s = self.streams
@@ -130,6 +146,8 @@ class RxReport:
             "loss_rate": missed / total if total else 0.0,
             "elapsed_s": elapsed,
             "gbps": gbps(nbytes, elapsed),
+            "loop": self.loop,
+            **_verdict_record(self.verdict),
             **_sim_record(self.simulated),
             "streams": [x.record() for x in s],
         }
@@ -152,6 +170,8 @@ def transmitter_lines(rep: TxReport) -> list[str]:
     ]
     if rep.peer_host:
         out.append(f"{who} {link_words(rep.host, rep.rank, rep.peer_host, rep.peer)}")
+    if rep.verdict is not None:
+        out.append(own_time_line(who, rep.verdict))
     if rep.simulated is not None:
         s = rep.simulated
         out.append(
@@ -199,6 +219,8 @@ def receiver_lines(rep: RxReport) -> list[str]:
     for s in rep.streams:
         out += stream_lines(rep.index, s, rep.host)
         out.append("")
+    if rep.verdict is not None:
+        out += [own_time_line(f"Rank {rep.index} receiver", rep.verdict), ""]
     return out
 
 
@@ -213,42 +235,81 @@ def emit(lines: list[str], stream=None) -> None:
 def json_path_problem(path: str) -> str | None:
     """Why `--json PATH` cannot be written (or None): checked by rank 0 before any traffic.
 
-    The directory must exist and PATH must not be a directory; writability is proven by
-    creating and removing the temporary file the final write uses (os.access is not enough:
-    root passes it on a read-only or pseudo file system).
+    PATH is written by renaming a new file over it, so it must be absent or a regular file: a
+    symbolic link or a special file (a device, a pipe, a socket) is refused, never replaced
+    (as root, `--json /dev/full` once replaced the device with a file). The directory must
+    exist; writability is proven by creating and removing the temporary file the final write
+    uses (os.access is not enough: root passes it on a read-only or pseudo file system).
     """
+    bad = _not_a_regular_file(path)
+    if bad:
+        return bad
     where = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return f"--json {path} is a directory: give a file name"
     if not os.path.isdir(where):
         return f"--json {path}: directory {where} does not exist"
     tmp = _tmp_name(path)
     try:
-        with open(tmp, "w"):
-            pass
+        os.close(_create(tmp))
     except OSError as err:
         return f"--json {path} cannot be written: {err.strerror or err}"
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
     return None
+
+
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_a_regular_file(path: str) -> str | None:
+    """Why PATH may not be replaced by the JSON file (None: absent or a regular file)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"--json {path} cannot be checked: {err.strerror or err}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return (
+        f"--json {path} is {kind}: txrx writes its results only to a new or regular file, "
+        "never over a link, directory or special file; give another path"
+    )
 
 
 def _tmp_name(path: str) -> str:
     return f"{path}.tmp{os.getpid()}"
 
 
+def _create(tmp: str) -> int:
+    """A new file at `tmp`: never one already there, never through a symbolic link."""
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+
+
 def write_json(path: str, doc: dict) -> None:
-    """Write `doc` atomically (a temporary file renamed into place, removed on failure)."""
+    """Write `doc` atomically (a temporary file renamed into place, removed on failure); PATH
+    is looked at again just before: if it became a link or a special file meanwhile, it is
+    left alone and the run fails."""
     from fabrictest.txrx.errors import Fault
 
     tmp = _tmp_name(path)
     try:
-        with open(tmp, "w") as f:
+        with os.fdopen(_create(tmp), "w") as f:
             json.dump(doc, f, indent=2, sort_keys=False)
             f.write("\n")
+        bad = _not_a_regular_file(path)
+        if bad:
+            os.unlink(tmp)
+            raise Fault(f"{bad} (it changed during the run; results not written)")
         os.replace(tmp, path)
     except OSError as err:
         try:

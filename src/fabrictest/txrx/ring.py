@@ -117,6 +117,12 @@ def fill_ones(words, xp=np) -> None:
     words[..., HEADER_WORDS:] = ONES_WORD
 
 
+def number_headers(headers, first: int, ramp, xp=np) -> None:
+    """Write the consecutive sequence numbers first, first+1, ... into `headers` (a view of a
+    ring's header column) with one array operation; `ramp` is 0, 1, ... (uint64, prepared once)."""
+    xp.add(ramp[: headers.shape[0]], first, out=headers)
+
+
 def fill_messages(rows, seqs, test: str, xp=np) -> None:
     """Write headers (and for `increment` the payload) of messages `seqs` into `rows` (n, W)."""
     seqs = xp.asarray(seqs, dtype=xp.uint64)

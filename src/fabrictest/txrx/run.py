@@ -6,12 +6,13 @@ import logging
 import os
 import socket
 
-from fabrictest.txrx import output
+from fabrictest.txrx import bottleneck, output
 from fabrictest.txrx.buffers import Buffer, check_cuda_setup
 from fabrictest.txrx.errors import EXIT_LOSS, EXIT_OK, TxrxError, refuse
 from fabrictest.txrx.options import Options, human_bytes
 from fabrictest.txrx.roles import Role, role_of
 from fabrictest.txrx.sync import allgather_obj, start_up
+from fabrictest.txrx.transports.rings import ENV as ENV_LOOP
 
 log = logging.getLogger(output.LOGGER)
 
@@ -30,7 +31,8 @@ def host_memory() -> int | None:
 
 
 def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None, object]:
-    """This rank's reason not to start (or None) and, for rdma, the probed device setup."""
+    """This rank's reason not to start (or None) and, for rdma, the probed device setup; for
+    mpi, which loop runs (rings.choose: kind, why)."""
     if role.rank == 0 and opts.json:
         bad = output.json_path_problem(opts.json)
         if bad:
@@ -51,7 +53,12 @@ def local_problem(opts: Options, role: Role, host: str, MPI) -> tuple[str | None
             return None, rdma.probe(opts, host)
     except TxrxError as err:
         return str(err), None
-    return None, None
+    from fabrictest.txrx.transports.rings import choose
+
+    try:
+        return None, choose(MPI, opts.buffer)  # the mpi method's loop: (kind, why)
+    except ValueError as err:
+        return str(err), None
 
 
 def run(comm, opts: Options) -> int:
@@ -68,15 +75,20 @@ def run(comm, opts: Options) -> int:
         return refuse(rank)
 
     shape = buffer_shape(opts, role)
+    loop = None
     if opts.method == "mpi":
         from fabrictest.txrx.transports import mpi as transport
+        from fabrictest.txrx.transports.rings import Rings
 
+        loop, why = setup
         buf = Buffer(shape, opts.buffer)
         output.emit([output.buffer_line(host, role.kind, shape)])
+        log.debug(f"rank {rank}: {loop} loop ({why})")
         if role.is_receiver:
-            rep = output.RxReport(rank, role.index, host, transport.receive(comm, opts, role, buf, host))
+            streams, own = transport.receive(comm, opts, role, buf, host, Rings(loop))
+            rep = output.RxReport(rank, role.index, host, streams, own=own)
         else:
-            rep = transport.transmit(comm, opts, role, buf, host)
+            rep = transport.transmit(comm, opts, role, buf, host, Rings(loop))
     else:
         from fabrictest.txrx.transports import rdma
 
@@ -96,6 +108,9 @@ def run(comm, opts: Options) -> int:
         rep = rdma.run(comm, opts, role, setup, host, shape)
 
     name_link_ends(rep, hosts)
+    rep.loop = loop
+    line_rate = opts.line_rate or getattr(setup, "rate_gbps", None)
+    rep.verdict = bottleneck.judge(rep.own, opts.msg_size, line_rate)
     if role.is_receiver:
         output.emit(output.receiver_lines(rep))
         lost = any(s.missed or s.corrupt for s in rep.streams)
@@ -107,6 +122,19 @@ def run(comm, opts: Options) -> int:
     code = max(s for _, s in everyone)
     if rank == 0:
         records = [r for r, _ in everyone]
+        fallback = [r["rank"] for r in records if r.get("loop") == "python"]
+        if fallback and os.environ.get(ENV_LOOP, "") != "python" and opts.buffer == "host":
+            log.warning(
+                f"rank(s) {', '.join(map(str, fallback))} ran the mpi4py loop, not the compiled"
+                " one (-v says why): more own time per message; the tool-bound verdict says"
+                " whether it matters"
+            )
+        for r in records:
+            if r.get("tool_bound"):
+                who = f"Rank {r['index']} {r['role']}"
+                log.warning(bottleneck.warning(who, bottleneck.Verdict(
+                    r["own_time_per_msg_s"], r["line_rate_time_per_msg_s"], r["line_rate_gbps"]
+                ), opts.msg_size))  # fmt: skip
         if opts.json:
             output.write_json(opts.json, json_document(opts, records, code, setup))
         if code == EXIT_LOSS:
@@ -118,6 +146,21 @@ def run(comm, opts: Options) -> int:
                 f"{missed} of {total} messages missed, {corrupt} corrupt: exit status {EXIT_LOSS}"
             )
     return code
+
+
+def one_line_rate(records: list[dict]) -> float | None:
+    """The line rate every rank was judged against (None: none, or ports of several rates)."""
+    rates = {r.get("line_rate_gbps") for r in records}
+    return rates.pop() if len(rates) == 1 else None
+
+
+def tool_bound(records: list[dict]) -> bool | None:
+    """True when a rank's own time per message could not fill the line rate; None when a rank
+    could not be judged (no line rate, or a rank that handled no message)."""
+    flags = [r.get("tool_bound") for r in records]
+    if any(f is True for f in flags):
+        return True
+    return None if any(f is None for f in flags) else False
 
 
 def name_link_ends(rep, hosts: list[str]) -> None:
@@ -143,6 +186,9 @@ def json_document(opts: Options, records: list[dict], code: int, setup=None) -> 
         "verbs_provider": getattr(pv, "name", None),
         "simulated": bool(getattr(pv, "simulated", False)),
         **({"verbs": pv.describe} if pv is not None else {}),
+        # the line rate the ranks were judged against, and whether any could not fill it
+        "line_rate_gbps": one_line_rate(records),
+        "tool_bound": tool_bound(records),
         "options": opt,
         "ranks": records,
     }

@@ -40,22 +40,25 @@ class GapCounter:
         self.bad = 0
 
     def add(self, seqs) -> None:
-        seqs = np.asarray(seqs)
+        """Account one batch of arrivals, in arrival order (int64 or uint64 array; a strided
+        view of the ring's header column is read in place)."""
+        if not isinstance(seqs, np.ndarray):
+            seqs = np.asarray(seqs, dtype=np.int64)
         n = seqs.size
         if n == 0:
             return
-        if seqs.dtype != np.int64:
-            seqs = seqs.astype(np.int64)
         first = int(seqs[0])
         last = int(seqs[-1])
         if (
             first > self.last
-            and (n == 1 or bool((seqs[1:] > seqs[:-1]).all()))
             and (self.limit is None or last < self.limit)
+            and (n == 1 or not np.count_nonzero(seqs[1:] <= seqs[:-1]))
         ):
             self._add_increasing(seqs, first, last, n)
             return
         # slow path: keep the arrivals above everything before them and below the limit
+        if seqs.dtype != np.int64:  # a corrupt uint64 header >= 2**63 reads as negative: bad
+            seqs = seqs.astype(np.int64)
         before = np.maximum.accumulate(np.concatenate(([self.last], seqs[:-1])))
         keep = seqs > before
         if self.limit is not None:
@@ -66,13 +69,19 @@ class GapCounter:
             self._add_increasing(good, int(good[0]), int(good[-1]), int(good.size))
 
     def _add_increasing(self, seqs: np.ndarray, first: int, last: int, n: int) -> None:
-        lead = first - self.last - 1  # missing between the previous batch and this one
         inside = (last - first + 1) - n  # missing within this batch
+        gaps = int(np.count_nonzero(seqs[1:] - seqs[:-1] > 1)) if inside else 0
+        self.add_run(first, last, n, gaps)
+
+    def add_run(self, first: int, last: int, n: int, gaps: int) -> None:
+        """A batch of `n` arrivals already known to rise strictly from `first` (above every
+        earlier one) to `last` (below the limit), with `gaps` runs of missing numbers between
+        them: what the compiled loop's scan finds without handing over the numbers."""
+        lead = first - self.last - 1  # missing between the previous batch and this one
         if lead:
             self.gaps += 1
-        if inside:
-            self.gaps += int(np.count_nonzero(np.diff(seqs) > 1))
-        self.missed_inside += lead + inside
+        self.gaps += gaps
+        self.missed_inside += lead + (last - first + 1) - n
         self.received += n
         self.last = last
 

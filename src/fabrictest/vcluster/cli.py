@@ -12,6 +12,8 @@
     vcluster degrade-uplink SWITCH RATE   # a leaf switch's uplink both ways (none: unshaped)
     vcluster up --fat-tree 4x2 | --dragonfly 2x2 [--nodes N]   # a routed fabric (fabric.py)
     vcluster degrade-link A B RATE        # any link: node-switch, leaf-spine, local, global
+    vcluster up --preflight [--health-check S]   # lldpd, AMAs, fabric names (docs/health.md)
+    vcluster swap-cable NODE_A NODE_B | set-mac NODE MAC | drop-ip NODE | bad-dns NODE
 
 State lives in --state-dir, $VCLUSTER_STATE_DIR, or <tmp>/fabrictest-vcluster.
 Errors are one line on stderr: exit status 1 when a command failed, 2 for bad input
@@ -28,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import preflight_plan
 from .cluster import Cluster, VClusterError, format_status
 from .fabric_spec import DRAGONFLY, FAT_TREE, leaves_of, parse_shape
 from .faults import check_flap, parse_loss
@@ -74,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "by its own uplink; Slurm's topology/tree written to match "
                          "(default 0: one bridge)")
 
+    up.add_argument("--preflight", action="store_true",
+                    help="the fabric identity pre-flight checks read: lldpd on every node and "
+                         "switch port, algorithmic MACs, a fabric address and name per node, "
+                         "an inventory (docs/health.md)")
+    up.add_argument("--health-check", type=int, default=0, metavar="S",
+                    help="Slurm runs fabric-health --drain on every node every S seconds "
+                         "(HealthCheckProgram; implies --preflight)")
+
     sub.add_parser("down", help="stop everything and remove all state (idempotent)")
     st = sub.add_parser("status", help="nodes, their Slurm states, links and degradations")
     st.add_argument("--json", action="store_true")
@@ -103,7 +114,24 @@ def build_parser() -> argparse.ArgumentParser:
     du.add_argument("switch")
     du.add_argument("rate")
     _fabric_options(up, sub)
+    _preflight_faults(sub)
     return ap
+
+
+def _preflight_faults(sub) -> None:
+    """The pre-flight faults of `up --preflight` (preflight.py)."""
+    sc = sub.add_parser("swap-cable", help="two nodes' links exchange their switch ports "
+                        "(--preflight)")
+    sc.add_argument("node_a")
+    sc.add_argument("node_b")
+    sm = sub.add_parser("set-mac", help="set a node's fabric NIC's MAC (--preflight)")
+    sm.add_argument("node")
+    sm.add_argument("mac")
+    di = sub.add_parser("drop-ip", help="remove a node's fabric address (--preflight)")
+    di.add_argument("node")
+    bd = sub.add_parser("bad-dns", help="point a node's fabric name at an address nobody has "
+                        "(--preflight)")
+    bd.add_argument("node")
 
 
 def _fabric_options(up, sub) -> None:
@@ -133,6 +161,22 @@ def _fabric_of(args) -> tuple[str, int | None]:
     return "", None
 
 
+NODE_FAULTS = ("swap-cable", "set-mac", "drop-ip", "bad-dns")
+
+
+def _node_fault(args, state_dir: Path) -> str:
+    """The pre-flight faults: bad input refused before the cluster is looked for."""
+    nodes = [args.node_a, args.node_b] if args.command == "swap-cable" else [args.node]
+    for n in nodes:
+        node_index(n)
+    if args.command == "swap-cable" and args.node_a == args.node_b:
+        raise PlanError(f"swap-cable needs two nodes, not {args.node_a} twice")
+    if args.command == "set-mac":
+        preflight_plan.parse_mac(args.mac)
+    cluster = _existing(state_dir, args.verbose)
+    return cluster.node_fault(args.command, nodes, getattr(args, "mac", None))
+
+
 def _existing(state_dir: Path, verbose: bool) -> Cluster:
     cluster = Cluster.load(state_dir, log=_logger(verbose))
     if cluster is None:
@@ -157,8 +201,12 @@ def main(argv: list[str] | None = None) -> int:
             rate = None if str(args.rate).lower() in ("none", "0", "") else args.rate
             fabric, per_fabric = _fabric_of(args)
             nodes = args.nodes if args.nodes is not None else per_fabric or 4
+            if args.health_check:
+                preflight_plan.check_health_interval(args.health_check)
             plan = Plan(state_dir=state_dir, nodes=nodes, accounting=args.accounting,
-                        default_rate=rate, switches=args.switches, fabric=fabric)
+                        default_rate=rate, switches=args.switches, fabric=fabric,
+                        preflight=args.preflight or bool(args.health_check),
+                        health_check=args.health_check)
             t0 = time.monotonic()
             what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
             print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "
@@ -206,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "link-down":
             node_index(args.node)
             print(_existing(state_dir, args.verbose).link_down(args.node))
+        elif args.command in NODE_FAULTS:
+            print(_node_fault(args, state_dir))
         elif args.command == "restore":
             if args.node:
                 node_index(args.node)

@@ -15,6 +15,7 @@ from . import fabric_net, faults, network, switches
 from .daemons import Daemons
 from .fabric import Fabric
 from .plan import CTL_NETNS, Node, Plan
+from .preflight import Preflight
 from .shaping import BOTH, describe, directions, format_rate, parse_rate
 from .shell import VClusterError, is_mountpoint, kill_pids
 
@@ -52,6 +53,8 @@ class Cluster:
             raise VClusterError(
                 f"missing commands: {' '.join(missing)} (run scripts/install.sh as root)"
             )
+        if self.plan.preflight:
+            Preflight(self.plan).check_host()
 
     # --- up / down ------------------------------------------------------------------------
     def _write_files(self) -> None:
@@ -112,10 +115,14 @@ class Cluster:
         (self.plan.state_dir / "run-netns-mounted").write_text(
             "1\n" if is_mountpoint(network.RUN_NETNS) else "0\n")
         self._write_files()
+        if self.plan.preflight:  # inventory, fabric names, the health check (preflight.py)
+            Preflight(self.plan, self.log).write_files()
         try:
             network.net_up(self.plan)
             if self.plan.fabric:
                 fabric_net.up(self.plan)
+            if self.plan.preflight:
+                Preflight(self.plan, self.log).net_up()
             self.daemons.start_munge()
             if self.plan.accounting:
                 self.daemons.start_accounting()
@@ -146,6 +153,7 @@ class Cluster:
             left = kill_pids(network.netns_pids(ns))
             if left:
                 raise VClusterError(f"processes {left} in namespace {ns} survive SIGKILL")
+        Preflight(p, self.log).down()  # the switch ports' lldpd (the root namespace's)
         self.daemons.stop()
         flag = p.state_dir / "run-netns-mounted"
         mounted_before = flag.read_text().strip() if flag.exists() else "1"
@@ -235,6 +243,22 @@ class Cluster:
         what = "unshaped" if bits is None else f"shaped to {format_rate(bits)}"
         return f"uplink {switch}<->{switches.TOP}: {what}"
 
+    def node_fault(self, fault: str, nodes: list[str], mac: str | None = None) -> str:
+        """A pre-flight fault on nodes of a cluster up with --preflight (preflight.py)."""
+        names = [self.plan.node(n).name for n in nodes]
+        if not self.plan.preflight:
+            raise VClusterError(f"{fault} needs a cluster up with --preflight "
+                                "(`vcluster down`, then `vcluster up --preflight ...`)")
+        self._require_up()
+        pf = Preflight(self.plan, self.log)
+        if fault == "swap-cable":
+            return pf.swap_cable(*names)
+        if fault == "set-mac":
+            return pf.set_mac(names[0], mac or "")
+        if fault == "drop-ip":
+            return pf.drop_ip(names[0])
+        return pf.bad_dns(names[0])
+
     def link_down(self, node: str) -> str:
         n = self.plan.node(node)
         self._require_up()
@@ -270,6 +294,8 @@ class Cluster:
                     fabric_net.shape_ends(link, None)
                 links.pop("fabric_links", None)
         self._save_links(links)
+        if self.plan.preflight:  # cables home, MAC, fabric address and name back
+            Preflight(self.plan, self.log).restore([n.name for n in targets])
         # A node that was cut off long enough is DOWN in Slurm; ReturnToService=2 brings it
         # back when its slurmd registers again, which `scontrol update` hurries.
         names = [n.name for n in targets]
@@ -320,6 +346,8 @@ class Cluster:
                                   k: v or "unshaped" for k, v in
                                   fabric_net.link_rates(link).items()}}
                                   for link in f.switch_links()}}
+        if p.preflight:
+            info["preflight"] = Preflight(p).status()
         return info
 
 
@@ -354,6 +382,10 @@ def format_status(info: dict) -> str:
             rates = sorted({v for k, v in link.items() if k != "kind"})
             mark = "  <- degraded" if rates != ["unshaped"] else ""
             lines.append(f"  {link['kind']} link {name}: {' / '.join(rates)}{mark}")
+    for name, fab in info.get("preflight", {}).items():  # vcluster up --preflight
+        faults = "; ".join(f"{k} {v}" for k, v in fab["faults"].items())
+        lines.append(f"fabric {name}: {fab['port']}, {fab['fabric_address']}"
+                     f"{'  <- ' + faults if faults else ''}")
     return "\n".join(lines)
 
 

@@ -102,6 +102,10 @@ class Plan:
     switches: int = 0  # leaf switches (switches.py); 0: every node on the one bridge
     # a routed fabric (fabric.py): "fat-tree:LxS" or "dragonfly:GxS"; "" for none
     fabric: str = ""
+    # --preflight: lldpd, AMAs, fabric addresses and names, an inventory (preflight_plan.py);
+    # --health-check S: Slurm's HealthCheckProgram every S seconds (0: none)
+    preflight: bool = False
+    health_check: int = 0
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -121,6 +125,9 @@ class Plan:
         if shape is not None:
             if self.switches:
                 raise PlanError("--switches (one bridge per switch) and a routed fabric "
+                                f"(--{shape[0]}) exclude each other")
+            if self.preflight:  # both would own the subnet after the cluster's
+                raise PlanError(f"--preflight (a fabric NIC per node) and a routed fabric "
                                 f"(--{shape[0]}) exclude each other")
             if self.nodes < leaves_of(shape):
                 raise PlanError(f"--{shape[0]} {shape[1]}x{shape[2]}: {leaves_of(shape)} "
@@ -314,10 +321,12 @@ class Plan:
             "bridge": self.bridge,
             "switches": self.switches,
             "fabric": self.fabric,
+            "preflight": self.preflight,
+            "health_check": self.health_check,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
         keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge",
-                "switches", "fabric")
+                "switches", "fabric", "preflight", "health_check")
         return cls(**{k: data[k] for k in keys if k in data})

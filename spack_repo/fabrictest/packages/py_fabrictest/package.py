@@ -41,12 +41,18 @@ class PyFabrictest(PythonPackage):
     depends_on("py-mpi4py@3.1:", type=("build", "run"))
     depends_on("py-pyyaml@5.4:", type=("build", "run"))
     depends_on("py-python-hostlist@1.21:", type=("build", "run"))
+    # txrx's compiled loop (setup.py: fabrictest.txrx._loop) links the MPI mpi4py runs on
+    depends_on("mpi", type=("build", "link", "run"))
 
     # pyproject.toml extras: [rdma] (pyverbs comes with rdma-core), [gpu]
     depends_on("rdma-core+pyverbs", when="+rdma", type=("build", "run"))
     depends_on("py-cupy@14:+cuda", when="+cuda", type=("build", "run"))
 
+    def setup_build_environment(self, env):
+        # setup.py builds the compiled loop with $MPICC
+        env.set("MPICC", self.spec["mpi"].mpicc)
+
     def test_import(self):
-        """import fabrictest and its MPI launch helper"""
+        """import fabrictest, its MPI launch helper and txrx's compiled loop"""
         python = self.spec["python"].command
-        python("-c", "import fabrictest, fabrictest.mpirun")
+        python("-c", "import fabrictest, fabrictest.mpirun, fabrictest.txrx._loop")

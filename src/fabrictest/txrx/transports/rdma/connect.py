@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fabrictest.txrx import ring
+from fabrictest.txrx.bottleneck import port_rate_gbps
 from fabrictest.txrx.errors import Fault, Unavailable
 from fabrictest.txrx.output import RxReport, buffer_line, emit
 from fabrictest.txrx.sync import allgather_obj
@@ -37,6 +38,7 @@ class Setup:
     max_cqe: int
     pv: object = None  # the provider (verbs.provider())
     extra: dict = field(default_factory=dict)
+    rate_gbps: float | None = None  # the port's rate from sysfs (None: simulated or unread)
 
     @property
     def simulated(self) -> bool:
@@ -95,8 +97,9 @@ def probe(opts, host: str, env=None) -> Setup:
         entries = port_gids(ctx, name, opts.port, pattr, layer)
         gid = select_gid(entries, opts.gid_index, layer, f"{name} port {opts.port} on {host}")
         dattr = ctx.query_device()
+        rate = None if pv.simulated else port_rate_gbps(name, opts.port)
         return Setup(ctx, name, opts.port, gid, roce, pattr.lid, pattr.active_mtu,
-                     dattr.max_qp_wr, dattr.max_cqe, pv)  # fmt: skip
+                     dattr.max_qp_wr, dattr.max_cqe, pv, rate_gbps=rate)  # fmt: skip
     raise Unavailable(f"no usable RDMA port on {host}: {'; '.join(problems)}; use --method mpi")
 
 
@@ -180,8 +183,8 @@ def _run(comm, opts, role, setup: Setup, host: str, shape):
         info = allgather_obj(comm, mine, opts.timeout, "exchanging queue pair details")
         for tx, qp in zip(role.peers, qps, strict=True):
             connect(pv, qp, qp_steps(opts.transport, mine[tx], info[tx], setup.port, gidx, setup.roce))
-        streams, cpu = receive.receive(comm, opts, role, pv, qps, cq, sink, words, depth)
-        rep = RxReport(role.rank, role.index, host, streams)
+        streams, cpu, own = receive.receive(comm, opts, role, pv, qps, cq, sink, words, depth)
+        rep = RxReport(role.rank, role.index, host, streams, own=own)
         if setup.simulated:
             rep.simulated = {"provider": pv.times(), "loop_cpu_s": cpu}
         return rep

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from fabrictest.txrx import faults, ring
+from fabrictest.txrx.bottleneck import LoopTime
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.output import StreamReport
 from fabrictest.txrx.progress import Progress
@@ -32,8 +33,9 @@ BATCH = 64  # completions per poll
 HOUSEKEEPING = 0.01  # seconds between final-count and deadline checks while batches are full
 
 
-def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[list, float]:
-    """The streams' reports, and the CPU seconds of the receive loop."""
+def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[list, float, LoopTime]:
+    """The streams' reports, the CPU seconds of the receive loop and its own time (a poll that
+    returned completions and their handling; empty polls are waiting)."""
     slots = opts.slots
     nstreams = len(qps)
     chain_n = max(1, depth // 4)
@@ -66,9 +68,12 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[lis
     imms: list[list[int]] = [[] for _ in range(nstreams)]
     next_check = t0
     reporter = Progress.of(opts, role)  # rank 0's progress line
+    own = LoopTime()
+    clock = time.perf_counter
     while not all(done):
+        before = clock()
         n, wcs = cq.poll(BATCH)
-        now = time.perf_counter()
+        now = clock()
         if not n:
             os.sched_yield()  # nothing arrived: let a transmitter on this core run
         else:
@@ -107,6 +112,7 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[lis
                 received_all += len(seqs)
             if reporter is not None:
                 reporter.update(received_all)
+            own.add(clock() - before, n)
             if fault is not None:
                 faults.trigger(fault, role.rank, received_all, opts.timeout)
         if n == BATCH and now < next_check:
@@ -142,4 +148,4 @@ def receive(comm, opts, role, pv, qps, cq, sink, words, depth: int) -> tuple[lis
                            c.loss_rate, corrupt[k], elapsed, c.gaps, c.bad)  # fmt: skip
         rep.simulated = verbs.sim_stats(pv, qps[k])
         out.append(rep)
-    return out, cpu
+    return out, cpu, own

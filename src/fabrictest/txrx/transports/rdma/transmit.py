@@ -19,6 +19,7 @@ from collections import deque
 import numpy as np
 
 from fabrictest.txrx import faults, ring
+from fabrictest.txrx.bottleneck import LoopTime
 from fabrictest.txrx.errors import Fault
 from fabrictest.txrx.output import TxReport
 from fabrictest.txrx.sync import Deadline, barrier, wait
@@ -103,11 +104,14 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
                 )
 
     sent = 0
+    own = LoopTime()  # from a chain's room in the send queue to its post_send returning
+    clock = time.perf_counter
     barrier(comm, opts.timeout, f"{who}: waiting for every rank to start")
-    t0, cpu0 = time.perf_counter(), time.thread_time()
+    t0, cpu0 = clock(), time.thread_time()
     for _w, seqs in ring.send_windows(opts.nmsg, L, skipped, stop):
         n = int(seqs.size)
         reap(n)
+        t = clock()
         first_slot = int(seqs[0]) % slots
         if gate is not None:
             idx = ring.slot_of(seqs, slots)
@@ -130,6 +134,7 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
             inflight.append((n, chain))
         outstanding += n
         sent += n
+        own.add(clock() - t, n)
         if fault is not None:
             faults.trigger(fault, role.rank, sent, opts.timeout)
     reap(limit + 1)
@@ -138,7 +143,8 @@ def transmit(comm, opts, role, pv, qp, cq, mr, rows, remote, depth: int, host: s
     wait(comm.Isend(final, role.peers[0], FINAL_TAG), opts.timeout, f"{who}: sending the final count")
     if gate is not None:
         gate.finish(opts.timeout, who)
-    rep = TxReport(role.rank, role.index, role.peers[0], host, size, sent, opts.nmsg, elapsed)
+    rep = TxReport(role.rank, role.index, role.peers[0], host, size, sent, opts.nmsg, elapsed,
+                   own=own)  # fmt: skip
     rep.simulated = verbs.sim_stats(pv, qp)
     if rep.simulated is not None:
         rep.simulated.update(provider=pv.times(), loop_cpu_s=cpu)

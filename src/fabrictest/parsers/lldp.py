@@ -1,0 +1,265 @@
+"""LLDP neighbours as a node's agent reports them: ``lldpctl`` / ``lldpcli show neighbors``
+(lldpd; plain or ``-f keyvalue``) and ``lldptool -t -n -i IF`` (open-lldp's ``lldpad``, what
+HPE's Slingshot tools read).
+
+A neighbour is the switch port at the other end of a NIC's cable: the switch's system name,
+the port's ID (with its subtype: ``mac``, ``local``, ``ifname``, ...) and its description
+(Slingshot's ``Interface 36 as ros0p31``). On Slingshot the port ID and the chassis ID are the
+switch port's MAC, from which the node's algorithmic MAC (AMA) is derived (the Slingshot host
+software's AMA pages: the second octet ``fe`` becomes ``00``).
+
+Quirks these parsers take: lldptool prints its values indented by a tab or by eight spaces,
+or (pasted into documents) not at all; lldpctl's plain output indents with spaces, ends its
+header and every interface block with a row of dashes, and lists one block per neighbour, so
+an interface can appear twice (two neighbours on one port, or the old and the new one while
+the old one's TTL runs out); ``-f keyvalue`` repeats ``lldp.IF.via`` for a second neighbour,
+continues a multi-line system description on lines without a key, and old versions write a
+key that is also a prefix (``lldp.eth2.vlan=VLAN #1`` beside ``lldp.eth2.vlan.vlan-id=1``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ._util import ends_mid_line, require_text
+from .errors import ParseError
+
+_MAC_RE = re.compile(r"^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}$")
+
+
+def normalise_mac(text: str | None) -> str | None:
+    """``02-FE-00-00-00-1F`` / ``02:fe:00:00:00:1f`` -> ``02:fe:00:00:00:1f``; None when
+    ``text`` is not a 6-octet MAC address."""
+    if text is None:
+        return None
+    value = text.strip()
+    if not _MAC_RE.match(value):
+        return None
+    return value.replace("-", ":").lower()
+
+
+@dataclass(frozen=True)
+class LldpNeighbor:
+    """One neighbour heard on ``interface`` (None fields: the agent did not report them)."""
+
+    interface: str
+    chassis_id: str | None = None
+    chassis_id_type: str | None = None  # mac, local, ifname, ip, ...
+    sysname: str | None = None
+    port_id: str | None = None
+    port_id_type: str | None = None
+    port_descr: str | None = None
+    ttl: int | None = None
+
+    def port_mac(self) -> str | None:
+        """The switch port's MAC: its port ID when that is a MAC, else its chassis ID when
+        that is one (Slingshot's switches report the port's MAC in both)."""
+        for kind, value in ((self.port_id_type, self.port_id),
+                            (self.chassis_id_type, self.chassis_id)):
+            mac = normalise_mac(value)
+            if mac and kind in (None, "mac"):
+                return mac
+        return None
+
+    def port_names(self) -> list[str]:
+        """Every name the port goes by: its ID, its description, and the description's last
+        word (Slingshot's ``Interface 36 as ros0p31`` names the port ``ros0p31``)."""
+        names = [self.port_id, self.port_descr]
+        if self.port_descr and len(self.port_descr.split()) > 1:
+            names.append(self.port_descr.split()[-1])
+        return [n for n in dict.fromkeys(names) if n]
+
+    def describe(self) -> str:
+        """``x3000c0r24b0 port ros0p31`` (what a check line shows)."""
+        switch = self.sysname or (f"chassis {self.chassis_id}" if self.chassis_id
+                                  else "no system name")
+        port = self.port_descr.split()[-1] if self.port_descr else None
+        port = port or self.port_id or "no port ID"
+        return f"{switch} port {port}"
+
+
+@dataclass
+class LldpReport:
+    """Every interface's neighbours, in the order the agent printed them."""
+
+    neighbors: dict[str, list[LldpNeighbor]] = field(default_factory=dict)
+    tool: str = ""  # "lldpctl", "lldpctl -f keyvalue", "lldptool"
+    cut_mid_line: bool = False
+    unclosed: list[str] = field(default_factory=list)  # blocks with no closing line
+
+    def of(self, interface: str) -> list[LldpNeighbor]:
+        return list(self.neighbors.get(interface, []))
+
+
+def missing(report: LldpReport) -> list[str]:
+    """What keeps the agent's output from being whole: a block without its closing line (the
+    output was cut), a text cut in a line. Empty when whole."""
+    problems = [f"{report.tool}: {what} has no closing line (output cut short)"
+                for what in report.unclosed]
+    if report.cut_mid_line:
+        problems.append(f"{report.tool}: output ends mid-line (cut short)")
+    return problems
+
+
+# ------------------------------------------------------------------------------- lldpctl
+_IFACE_RE = re.compile(r"^Interface:\s+(?P<name>[^,\s]+),\s*via:\s*(?P<via>\S+)")
+_FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$")
+_DASHES_RE = re.compile(r"^-{20,}\s*$")
+_KV_RE = re.compile(r"^lldp\.(?P<iface>[^.=\s]+)\.(?P<key>[^=\s]+)=(?P<value>.*)$")
+_TYPED_RE = re.compile(r"^(?P<kind>mac|local|ifname|ip|ifalias|unhandled|all)\s+(?P<value>.+)$")
+
+
+def _typed(value: str) -> tuple[str | None, str]:
+    """lldpctl's ``mac 02:fe:...`` / ``local 34`` -> (subtype, value)."""
+    m = _TYPED_RE.match(value.strip())
+    return (m.group("kind"), m.group("value").strip()) if m else (None, value.strip())
+
+
+def _ttl(value: str | None) -> int | None:
+    return int(value) if value and value.strip().isdigit() else None
+
+
+def parse_lldpctl(text: str) -> LldpReport:
+    """``lldpctl`` / ``lldpcli show neighbors [details]`` in plain or keyvalue format."""
+    text = require_text(text, "lldpctl")
+    if any(_KV_RE.match(line.strip()) for line in text.splitlines()):
+        report = _parse_keyvalue(text)
+    else:
+        report = _parse_plain(text)
+    report.cut_mid_line = ends_mid_line(text)
+    return report
+
+
+def _parse_plain(text: str) -> LldpReport:
+    report = LldpReport(tool="lldpctl")
+    blocks: list[tuple[str, dict[str, str]]] = []
+    current: dict[str, str] | None = None
+    closed = True
+    seen_dashes = False
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if _DASHES_RE.match(line):
+            seen_dashes = True
+            closed = True
+            current = None
+            continue
+        m = _IFACE_RE.match(line)
+        if m:
+            current = {}
+            blocks.append((m.group("name"), current))
+            closed = False
+            continue
+        if current is None:
+            continue
+        f = _FIELD_RE.match(raw)
+        if f and f.group("value"):
+            key = f.group("key").strip()
+            current.setdefault(key, f.group("value"))  # the first value of a key counts
+    if not blocks:
+        raise ParseError("not lldpctl output: no 'Interface: IF, via: ...' line")
+    if seen_dashes and not closed:
+        report.unclosed.append(f"the neighbour on {blocks[-1][0]}")
+    for name, fields in blocks:
+        ctype, cid = _typed(fields["ChassisID"]) if "ChassisID" in fields else (None, None)
+        ptype, pid = _typed(fields["PortID"]) if "PortID" in fields else (None, None)
+        report.neighbors.setdefault(name, []).append(LldpNeighbor(
+            interface=name, chassis_id=cid, chassis_id_type=ctype,
+            sysname=fields.get("SysName"), port_id=pid, port_id_type=ptype,
+            port_descr=fields.get("PortDescr"), ttl=_ttl(fields.get("TTL"))))
+    return report
+
+
+# keyvalue keys of a neighbour: chassis.<subtype>=ID, chassis.name, port.<subtype>=ID, ...
+_ID_SUBTYPES = ("mac", "local", "ifname", "ip", "ifalias")
+
+
+def _parse_keyvalue(text: str) -> LldpReport:
+    report = LldpReport(tool="lldpctl -f keyvalue")
+    blocks: list[tuple[str, dict[str, str]]] = []
+    open_blocks: dict[str, dict[str, str]] = {}
+    for raw in text.splitlines():
+        m = _KV_RE.match(raw.strip())
+        if not m:
+            continue  # a multi-line value's continuation, a shell prompt, noise
+        iface, key, value = m.group("iface"), m.group("key"), m.group("value").strip()
+        fields = open_blocks.get(iface)
+        if fields is None or (key in ("via", "rid") and key in fields):
+            fields = {}  # a second neighbour on the same interface starts again at `via`
+            open_blocks[iface] = fields
+            blocks.append((iface, fields))
+        fields.setdefault(key, value)
+    if not blocks:
+        raise ParseError("not lldpctl -f keyvalue output: no 'lldp.IF.KEY=VALUE' line")
+    for name, f in blocks:
+        ctype, cid = next(((k, f[f"chassis.{k}"]) for k in _ID_SUBTYPES
+                           if f"chassis.{k}" in f), (None, None))
+        ptype, pid = next(((k, f[f"port.{k}"]) for k in _ID_SUBTYPES
+                           if f"port.{k}" in f), (None, None))
+        report.neighbors.setdefault(name, []).append(LldpNeighbor(
+            interface=name, chassis_id=cid, chassis_id_type=ctype,
+            sysname=f.get("chassis.name"), port_id=pid, port_id_type=ptype,
+            port_descr=f.get("port.descr"), ttl=_ttl(f.get("port.ttl") or f.get("ttl"))))
+    return report
+
+
+# ------------------------------------------------------------------------------- lldptool
+_TLV_TITLE_RE = re.compile(r"^(?P<title>[A-Z][A-Za-z0-9 /.\-]*? TLV)\s*$")
+_LLDPTOOL_ID_RE = re.compile(r"^(?P<kind>MAC|IPv4|IPv6|Local|IfName|Ifname|ifName|"
+                             r"Interface Name|Interface Alias|Chassis component|"
+                             r"Port component|Agent circuit ID|Network Address):\s*(?P<value>.*)$")
+_LLDPTOOL_KIND = {"MAC": "mac", "IPv4": "ip", "IPv6": "ip", "Local": "local",
+                  "IfName": "ifname", "Ifname": "ifname", "ifName": "ifname",
+                  "Interface Name": "ifname", "Interface Alias": "ifalias"}
+_END = "End of LLDPDU TLV"
+
+
+def parse_lldptool(text: str, interface: str) -> LldpReport:
+    """``lldptool -t -n -i IF`` (``get-tlv -n``): the neighbour's TLVs on one interface, which
+    the output does not name (``interface`` says which)."""
+    text = require_text(text, "lldptool")
+    tlvs: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    ended = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line == _END:
+            ended = True
+            current = None
+            continue
+        m = _TLV_TITLE_RE.match(line)
+        if m and raw[:1] not in (" ", "\t"):
+            current = tlvs.setdefault(m.group("title"), [])
+            continue
+        if current is not None:
+            current.append(line)
+    if "Chassis ID TLV" not in tlvs and "Port ID TLV" not in tlvs:
+        raise ParseError("not lldptool -t -n output: no 'Chassis ID TLV' or 'Port ID TLV'")
+    report = LldpReport(tool="lldptool")
+    if not ended:
+        report.unclosed.append(f"the neighbour on {interface} ('{_END}')")
+
+    def ident(title: str) -> tuple[str | None, str | None]:
+        values = tlvs.get(title) or []
+        if not values:
+            return None, None
+        m = _LLDPTOOL_ID_RE.match(values[0])
+        if not m:
+            return None, values[0]
+        return _LLDPTOOL_KIND.get(m.group("kind"), m.group("kind").lower()), m.group("value")
+
+    ctype, cid = ident("Chassis ID TLV")
+    ptype, pid = ident("Port ID TLV")
+    first = {title: (values[0] if values else None) for title, values in tlvs.items()}
+    report.neighbors[interface] = [LldpNeighbor(
+        interface=interface, chassis_id=cid, chassis_id_type=ctype,
+        sysname=first.get("System Name TLV"), port_id=pid, port_id_type=ptype,
+        port_descr=first.get("Port Description TLV"), ttl=_ttl(first.get("Time to Live TLV")))]
+    report.cut_mid_line = ends_mid_line(text)
+    return report
+
+
+__all__ = ["LldpNeighbor", "LldpReport", "missing", "normalise_mac", "parse_lldpctl",
+           "parse_lldptool"]
