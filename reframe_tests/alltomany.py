@@ -4,12 +4,17 @@ notes), our src/c program.
 ``AllToManyTest``: ``alltomany -p PPN -b UNIT -n ITERS -r REPS`` for ITERS in 2, 8, 16, 32;
 performance variables (s) for each time it reports (``t_irecv``, ``t_isend``, ``t_waitall``,
 ``t_end_to_end``: the median repetition, at full precision) and the time per iteration.
-``AllToManyScalingTest`` (no job of its own): the time per iteration must not grow by more than
-``max_growth`` from 2 to 32 iterations (the all-to-many (Cori) notes' symptom: posting Irecv 30x
-slower per iteration at 32 on Cori KNL). It reads the 32-iteration run: each repetition compared
-with itself at its 2- and 32-iteration checkpoints, the median taken, the repetitions' scatter
-measured as the noise (docs/c-programs.md).
-``-S AllToManyTest.inject=K:USEC`` makes the fault on purpose (the program's ``-i``).
+``AllToManyScalingTest`` (no job of its own) judges the time per iteration as the all-to-many
+(Cori) notes do (posting Irecv 30x slower per iteration at 32 iterations than at 2 on Cori KNL),
+twice: **within a run**, it must not grow by more than ``max_growth`` from 2 to 32 iterations
+in the 32-iteration run (each repetition compared with itself at its 2- and 32-iteration
+checkpoints, the median taken, the repetitions' scatter measured as the noise); **across the
+runs** (the notes' table), the time per iteration of the 16- and 32-iteration runs must not
+exceed that of the faster of the 2- and 8-iteration runs by more than ``max_run_growth`` (each
+run's lowest repetition: a slowdown of whole runs, which no run shows within itself)
+(docs/c-programs.md).
+``-S AllToManyTest.inject=K:USEC`` makes the fault on purpose (the program's ``-i``), in every run
+or, with ``-S AllToManyTest.inject_min_iterations=N``, only in the runs of N iterations or more.
 """
 
 from __future__ import annotations
@@ -20,13 +25,38 @@ import reframe as rfm
 import reframe.utility.udeps as udeps
 from fabric_base import FabricTest
 from fabric_placement import node_count, one_host
+from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
-from scenario_math import MAX_GROWTH, scaling
+from scenario_math import MAX_GROWTH, across_runs, run_level, scaling
 
 from fabrictest.parsers import ParseError
 from fabrictest.parsers.alltomany import missing, parse_alltomany_all, per_iteration
 
 ITERATIONS = [2, 8, 16, 32]
+
+
+def injection_problems(inject, min_iterations) -> dict[str, str]:
+    """Why ``-S inject=K:USEC`` (with ``-S inject_min_iterations=N``) injects nothing in any of
+    the runs of :data:`ITERATIONS` iterations; {} when it does (or nothing was asked)."""
+    most = max(ITERATIONS)
+    if not isinstance(inject, str) or not isinstance(min_iterations, int):
+        return {}  # the variables' own rules refuse these
+    if not inject:
+        if min_iterations:
+            return {"inject_min_iterations": (
+                f"-S inject_min_iterations={min_iterations}: says which runs -S inject slows, "
+                "but inject is empty: nothing would be injected")}
+        return {}
+    head = inject.split(":", 1)[0]
+    if head.isdigit() and int(head) > most:
+        return {"inject": (f"-S inject={inject!r}: from iteration {int(head)} on, but the runs "
+                           f"have at most {most} iterations ({ITERATIONS}): nothing would be "
+                           "injected")}
+    if min_iterations > most:
+        return {"inject_min_iterations": (
+            f"-S inject_min_iterations={min_iterations}: no run has that many iterations "
+            f"({ITERATIONS}): nothing would be injected")}
+    return {}
 
 
 def runs_on(part, ppn: int | None, num_nodes: int | None) -> tuple[int, int, bool]:
@@ -47,17 +77,32 @@ class AllToManyTest(FabricTest):
     scenario = variable(str, value="all-to-many")
     iterations = parameter(ITERATIONS)
     #: message block unit size (bytes), -b (the all-to-many (Cori) notes: 32)
-    unit_size = variable(int, value=32)
+    unit_size = variable(Count, value=32)
     #: ranks per node, -p; unset: the partition's (alltomany_ranks_per_node, ranks_per_node)
-    ppn = variable(int, type(None), value=None)
+    ppn = variable(Count, type(None), value=None)
     #: repetitions of the timed loop in each run, -r (their scatter is the measured noise)
-    repetitions = variable(int, value=30)
+    repetitions = variable(Count, value=30)
     #: fault injection, -i K:USEC: from iteration K on, USEC us more posting each receive
     #: ('' : none). For seeing AllToManyScalingTest fail; never in a real acceptance run.
     inject = variable(str, value="")
+    #: the runs ``inject`` applies to: those of at least this many iterations (0: every run);
+    #: ``-S inject=1:USEC -S inject_min_iterations=16`` slows whole runs of 16 and 32 iterations,
+    #: the fault only the comparison across runs sees
+    inject_min_iterations = variable(Count, value=0)
+    #: seconds any rank waits for a peer before the program ends the job (-T); unset: the
+    #: program's default (docs/c-programs.md)
+    program_timeout = variable(Real, type(None), value=None)
 
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
     shaped_by = ("unit_size", "ppn", "num_nodes")
+
+    def value_problems(self) -> dict[str, str]:
+        """An injection that cannot happen in any run; no repetitions (0 means "the runs'"
+        only to the scaling check) (fabric_variables: family rules)."""
+        if self.repetitions == 0:
+            return {"repetitions": "-S repetitions=0: AllToManyTest repeats its timed loop at "
+                                   "least 3 times (their scatter is the measured noise)"}
+        return injection_problems(self.inject, self.inject_min_iterations)
 
     def placement_on(self, part):
         nodes, ppn, virtual = runs_on(part, self.ppn, self.num_nodes)
@@ -78,8 +123,10 @@ class AllToManyTest(FabricTest):
             "-r",
             str(self.repetitions),
         ]
-        if self.inject:
+        if self.inject and self.iterations >= self.inject_min_iterations:
             self.executable_opts += ["-i", self.inject]
+        if self.program_timeout is not None:
+            self.executable_opts += ["-T", f"{self.program_timeout:g}"]
         self.place(nodes, ppn, round_robin=False)
         self.descr = (
             f"all-to-many: {nodes * ppn} ranks ({nodes} x {ppn}), "
@@ -131,25 +178,31 @@ class AllToManyTest(FabricTest):
 
 @rfm.simple_test
 class AllToManyScalingTest(FabricTest):
-    """The all-to-many (Cori) notes' degradation check over the AllToManyTest runs of this
-    partition (no job of its own: a local `true`), judged against its references like every
-    FabricTest."""
-    descr = "all-to-many: time per iteration must not grow from 2 to 32 iterations"
+    """The all-to-many (Cori) notes' degradation checks over the AllToManyTest runs of this
+    partition (no job of its own: a local `true`): within the 32-iteration run, judged against
+    its references like every FabricTest, and across the runs of 2 to 32 iterations."""
+    descr = ("all-to-many: time per iteration must not grow from 2 to 32 iterations, within a "
+             "run and across runs")
 
     scenario = variable(str, value="all-to-many")
-    #: largest accepted growth of the time per iteration from 2 to 32 iterations
-    max_growth = variable(float, value=MAX_GROWTH)
+    #: largest accepted growth of the time per iteration from 2 to 32 iterations, within a run
+    max_growth = variable(Real, value=MAX_GROWTH)
+    #: largest accepted growth of the time per iteration from the 2- and 8-iteration runs to the
+    #: 16- and 32-iteration runs (separate jobs); unset: the partition's
+    #: ``alltomany_max_run_growth``, else ``max_growth``'s default (scenario_math.MAX_GROWTH)
+    max_run_growth = variable(Real, type(None), value=None)
 
     #: the repetitions of the runs it reads, as recorded (0: the AllToManyTest runs', read
     #: from them): the growths are medians over them
-    repetitions = variable(int, value=0)
+    repetitions = variable(Count, value=0)
 
     local = True
     executable = "true"
     tags = {"fabric", "all-to-many", "acceptance", "regression"}
     shaped_by = ("repetitions",)
-    # the noise is recorded, not judged against a reference: the sanity check reads it
-    informational_perf_vars = [r".*_noise"]
+    # the noise is recorded, not judged against a reference: the sanity check reads it; so are
+    # the growths across runs (judged by the sanity check against max_run_growth)
+    informational_perf_vars = [r".*_noise", r"run_.*_growth"]
 
     def placement_on(self, part):
         # listed exactly where the runs it compares are (a dependency on a case that is not
@@ -162,12 +215,21 @@ class AllToManyScalingTest(FabricTest):
         for i in range(len(ITERATIONS)):
             self.depends_on(AllToManyTest.variant_name(i), udeps.by_env)
 
+    def run_of(self, iterations: int):
+        """The AllToManyTest case of ``iterations`` iterations."""
+        return self.getdep(AllToManyTest.variant_name(ITERATIONS.index(iterations)))
+
     def longest(self):
-        return self.getdep(AllToManyTest.variant_name(ITERATIONS.index(max(ITERATIONS))))
+        return self.run_of(max(ITERATIONS))
 
     @run_after("setup")
     def record_repetitions(self):
         self.record_shaping(repetitions=self.longest().repetitions)
+
+    def run_growth_limit(self) -> float:
+        if self.max_run_growth is not None:
+            return self.max_run_growth
+        return float(self.extra("alltomany_max_run_growth", MAX_GROWTH))
 
     def figures(self):
         """Growths and measured noise over the repetitions of the longest run, each compared
@@ -177,9 +239,20 @@ class AllToManyScalingTest(FabricTest):
                 for t in longest.result().times]
         return scaling(reps, min(ITERATIONS), max(ITERATIONS))
 
+    def across(self):
+        """The time per iteration across the runs of every iteration count, each run's lowest
+        repetition (scenario_math.across_runs)."""
+        levels = []
+        for n in ITERATIONS:
+            summary = self.run_of(n).result()
+            levels.append(run_level(n, per_iteration(summary, "end_to_end"),
+                                    per_iteration(summary, "irecv")))
+        return across_runs(levels)
+
     def result_problems(self):
-        problem = self.figures().problem(self.max_growth, min(ITERATIONS), max(ITERATIONS))
-        return [problem] if problem else []
+        problems = [self.figures().problem(self.max_growth, min(ITERATIONS), max(ITERATIONS)),
+                    self.across().problem(self.run_growth_limit())]
+        return [p for p in problems if p]
 
     @performance_function("x")
     def end_to_end_growth(self):
@@ -196,3 +269,11 @@ class AllToManyScalingTest(FabricTest):
     @performance_function("x")
     def irecv_noise(self):
         return self.figures().irecv_noise
+
+    @performance_function("x")
+    def run_end_to_end_growth(self):
+        return self.across().end_to_end
+
+    @performance_function("x")
+    def run_irecv_growth(self):
+        return self.across().irecv

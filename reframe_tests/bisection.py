@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_node_sets import node_set_sizes, node_sets
+from fabric_placement import one_host
+from fabric_types import Count, Real
 from reframe.core.builtins import performance_function, run_after, variable
 
-from fabrictest.parsers.bisection import missing, parse_bisection
+from fabrictest.parsers.bisection import above_line_rate, missing, parse_bisection
 
 
 @rfm.simple_test
@@ -25,9 +28,12 @@ class BisectionTest(FabricTest):
     descr = "bisection bandwidth: each rank exchanges with its partner across the machine's halves"
     scenario = variable(str, value="bisection")
     #: ranks per node; unset: the partition's ranks_per_node
-    ppn = variable(int, type(None), value=None)
+    ppn = variable(Count, type(None), value=None)
     #: repetitions per size; unset: 100 (20 in the quick profile)
-    num_reps = variable(int, type(None), value=None)
+    num_reps = variable(Count, type(None), value=None)
+    #: seconds any rank waits for a peer before the program ends the job (-T); unset: the
+    #: program's default (docs/c-programs.md)
+    program_timeout = variable(Real, type(None), value=None)
 
     tags = {"fabric", "bisection", "acceptance", "regression"}
     informational_perf_vars = [r"node_bw_\d+"]
@@ -46,6 +52,9 @@ class BisectionTest(FabricTest):
         )
         self.executable = self.binaries.program("bisection_bw")
         self.executable_opts = [str(ppn), str(reps)]
+        if self.program_timeout is not None:
+            self.executable_opts = ["-T", f"{self.program_timeout:g}", *self.executable_opts]
+        self.layout = {"nodes": nodes, "ppn": ppn, "reps": reps}
         # the pairs across the top of the tree (extras.topology or node_sets["bisection"]):
         # Slurm places the rank blocks in node-name order, first half against second half
         crossing = node_sets(self.current_partition).get("bisection")
@@ -59,7 +68,13 @@ class BisectionTest(FabricTest):
         return parse_bisection(text)
 
     def result_problems(self):
-        return missing(self.result(), ranks=self.num_tasks)
+        problems = missing(self.result(), ranks=self.num_tasks, **self.layout)
+        # every rank on one host (local, or a one-node run): the host's memory, not a link
+        rate, what = link_rate(self.current_partition, one_host=(
+            one_host(self.current_partition) or self.layout["nodes"] == 1))
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     @performance_function("MB/s")
     def node_bw(self):

@@ -20,12 +20,13 @@ aggressors' rate.
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_placement import one_host
+from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.congestion import missing, parse_congestion
+from fabrictest.parsers.congestion import above_line_rate, missing, parse_congestion
 
 #: nodes each kind of aggressors needs: the victim's two, and one (incast) or two (all-to-all)
 #: for the aggressors
@@ -48,22 +49,33 @@ class CongestionTest(FabricTest):
     #: the probes' sizes, 0: the size profile's (FULL, QUICK): victim latency message bytes and
     #: ping-pong iterations; victim bandwidth message bytes, messages per sample, samples;
     #: aggressor message bytes
-    lat_size = variable(int, value=0)
-    lat_iters = variable(int, value=0)
-    bw_size = variable(int, value=0)
-    bw_window = variable(int, value=0)
-    bw_samples = variable(int, value=0)
-    aggressor_size = variable(int, value=0)
+    lat_size = variable(Count, value=0)
+    lat_iters = variable(Count, value=0)
+    bw_size = variable(Count, value=0)
+    bw_window = variable(Count, value=0)
+    bw_samples = variable(Count, value=0)
+    aggressor_size = variable(Count, value=0)
     #: seconds the aggressors load the network before the loaded probes start
-    warmup_s = variable(typ.Float, value=1.0)
+    warmup_s = variable(Real, value=1.0)
     #: the congestion program to run; empty: the suite's own build (the binaries fixture)
     program = variable(str, value="")
+    #: seconds any rank waits for a peer before the program ends the job (-T); unset: the
+    #: program's default (docs/c-programs.md)
+    program_timeout = variable(Real, type(None), value=None)
 
     tags = {"fabric", "congestion", "acceptance", "regression"}
     shaped_by = ("lat_size", "lat_iters", "bw_size", "bw_window", "bw_samples",
                  "aggressor_size", "warmup_s")
     informational_perf_vars = ["lat_p99_isolated_us", "lat_p99_loaded_us", "lat_p99_impact",
                                "aggressor_gbps"]
+
+    def value_problems(self) -> dict[str, str]:
+        """-S num_nodes below what the aggressors need: the case could run nowhere."""
+        need, nodes = MIN_NODES[self.aggressors], self.num_nodes
+        if isinstance(nodes, int) and nodes < need:
+            return {"num_nodes": f"-S num_nodes={nodes}: {self.aggressors} aggressors need at "
+                                 f"least {need} nodes (the victim's 2 and {need - 2} more)"}
+        return {}
 
     def placement_on(self, part):
         nodes, need = self.nodes_on(part), MIN_NODES[self.aggressors]
@@ -78,18 +90,18 @@ class CongestionTest(FabricTest):
     def configure(self):
         nodes, ppn = self.placement_on(self.current_partition)
         profile = QUICK if self.size_profile == "quick" else FULL
+        # 0: the profile's (the values' rules, fabric_variables, refused anything else)
         p = {name: getattr(self, name) or default for name, default in profile.items()}
-        bad = [f"{k}={v}" for k, v in p.items() if v < 1]
-        if bad or not 0 <= self.warmup_s <= 600:
-            raise ValueError(f"CongestionTest: sizes and counts must be >= 1 and warmup_s 0..600 s"
-                             f", not {', '.join(bad) or f'warmup_s={self.warmup_s}'}")
         p["warmup_s"] = self.warmup_s
         self.record_shaping(**p)
+        self.probe_sizes = p
         self.executable = self.program or self.binaries.program("congestion")
         self.executable_opts = [str(o) for o in (
             "-n", nodes, "-m", self.aggressors, "-l", p["lat_size"], "-i", p["lat_iters"],
             "-b", p["bw_size"], "-w", p["bw_window"], "-s", p["bw_samples"],
             "-a", p["aggressor_size"], "-W", p["warmup_s"])]
+        if self.program_timeout is not None:
+            self.executable_opts += ["-T", f"{self.program_timeout:g}"]
         self.place(nodes, ppn, round_robin=True)
         self.descr = (f"congestion: victim between 2 nodes, {self.aggressors} aggressors on "
                       f"{nodes - 2} more ({nodes * ppn} ranks)")
@@ -98,8 +110,14 @@ class CongestionTest(FabricTest):
         return parse_congestion(text)
 
     def result_problems(self):
-        return missing(self.result(), mode=self.aggressors, nodes=self.num_tasks // RANKS_PER_NODE,
-                       ranks=self.num_tasks, one_host=one_host(self.current_partition))
+        here = one_host(self.current_partition)
+        problems = missing(self.result(), mode=self.aggressors,
+                           nodes=self.num_tasks // RANKS_PER_NODE, ranks=self.num_tasks,
+                           one_host=here, sizes=self.probe_sizes)
+        rate, what = link_rate(self.current_partition, one_host=here)
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     # -- performance ------------------------------------------------------------------------
     def phase(self, name: str):

@@ -36,14 +36,13 @@ import shlex
 import fabric_records
 import reframe as rfm
 import reframe.utility.sanity as sn
-import reframe.utility.typecheck as typ
 from fabric_binaries import FabricBinaries
 from fabric_counters import CounterChecks
 from fabric_placement import Placement
 from fabric_provenance import Provenance
 from fabric_references import ReferenceChecks
 from fabric_stage1 import Stage1Gate
-from fabric_variables import PLACING
+from fabric_types import Count
 from fabric_variables import problems as variable_problems
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError, ReframeError, SanityError
@@ -77,9 +76,9 @@ class FabricCheck(
     """
 
     #: 'full' (acceptance sizes) or 'quick' (smallest sizes; --mode quick sets it)
-    size_profile = variable(typ.Str[r"full|quick"], value="full")
+    size_profile = variable(str, value="full")
     #: nodes to use; unset: what the partition's extras say (num_nodes / nodes)
-    num_nodes = variable(int, type(None), value=None)
+    num_nodes = variable(Count, type(None), value=None)
     #: the output file :meth:`result` parses; None: the job's stdout
     result_file: str | None = None
 
@@ -94,12 +93,9 @@ class FabricCheck(
     def _refuse_senseless_variables(self):
         """A variable whose value makes no sense (``-S nmsg=0``, ``-S loss_tolerance=nan``,
         :mod:`fabric_variables`) fails the test before it is set up, built or run, with one
-        line; a case that a bad placing value (``-S num_nodes=-3``) left without a partition is
-        kept on them all, so that the refusal is seen rather than the case silently unlisted."""
-        bad = variable_problems(self)
-        self.refused_values = list(bad.values())
-        if not self.valid_systems and any(name in PLACING for name in bad):
-            self.valid_systems = ["*"]
+        line; a case with a bad placing value (``-S num_nodes=-3``) is kept on every partition
+        (fabric_placement), so that the refusal is seen rather than the case silently unlisted."""
+        self.refused_values = list(variable_problems(self).values())
 
     @run_before("setup", always_last=False)
     def _fail_on_senseless_variables(self):

@@ -42,6 +42,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from fabric_placement import one_host
 from fabric_references import reference_prefix
+from fabric_types import Flag
 from reframe.core.builtins import run_after, run_before, variable
 
 from fabrictest.counters.difference import difference
@@ -74,7 +75,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
     """Counter snapshots on every node around the launch, and their verdict."""
 
     #: take counter snapshots around multi-node launches
-    counter_snapshots = variable(bool, value=True)
+    counter_snapshots = variable(Flag, value=True)
     #: the figures this plugin adds and their unit (for the reference files' checks)
     counter_figure_units = {re.escape(FIGURE_PREFIX) + r".+": "count"}
 

@@ -21,6 +21,7 @@ import os
 
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
+from fabric_types import Count
 from reframe.core.builtins import run_after, variable
 
 from fabrictest.parsers import physical
@@ -39,9 +40,9 @@ QUICK_MAX_SIZE = 64 * 1024
 class OsuBase(FabricTest):
     #: largest message size (-m); unset: the benchmark's default (4 MiB, collectives 1 MiB);
     #: quick profile: 64 KiB
-    max_size = variable(int, type(None), value=None)
+    max_size = variable(Count, type(None), value=None)
     #: iterations (-i); unset: the benchmark's default
-    osu_iterations = variable(int, type(None), value=None)
+    osu_iterations = variable(Count, type(None), value=None)
 
     tags = {"fabric", "osu", "acceptance", "regression"}
     shaped_by = ("max_size", "osu_iterations")

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import reframe as rfm
 import reframe.core.runtime as rt
+from fabric_variables import PLACING
+from fabric_variables import problems as variable_problems
 from reframe.core.builtins import run_after, run_before
 from reframe.core.logging import getlogger
 
@@ -62,6 +64,12 @@ class Placement(rfm.RegressionTestPlugin):
     # -- listing: where a case runs (after init, before a partition is current) ------------
     @run_after("init")
     def _list_only_where_it_runs(self):
+        if any(name in PLACING for name in variable_problems(self)):
+            # a placing value that makes no sense (-S num_nodes=-3, -S num_nodes=abc, fewer
+            # nodes than the family needs anywhere): listed everywhere, so that its refusal
+            # (fabric_base, before setup) is seen rather than the case silently left out
+            self.valid_systems = ["*"]
+            return
         needed = self.required_features()
         fits = []
         for part in rt.runtime().system.partitions:
@@ -103,6 +111,8 @@ class Placement(rfm.RegressionTestPlugin):
             placed = self.placement_on(part)
         except ValueError as err:
             return str(err)
+        except TypeError as err:  # another test's -S value its own rules refuse (text)
+            return f"cannot place it: {err}"
         limit = part.extras.get("max_ranks_per_node")
         if placed and limit is not None and placed[1] > int(limit):
             return f"{placed[1]} ranks per node exceed max_ranks_per_node={limit}"

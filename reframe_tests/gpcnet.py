@@ -25,9 +25,10 @@ import math
 import re
 
 import reframe as rfm
-import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_placement import node_count, one_host
+from fabric_types import Flag
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.gpcnet import (
@@ -35,6 +36,7 @@ from fabrictest.parsers.gpcnet import (
     ISOLATED,
     KEY_RESULTS,
     LOADED,
+    above_line_rate,
     missing,
     parse_gpcnet,
 )
@@ -68,7 +70,7 @@ class GpcnetBase(FabricTest):
     program = ""  # the GPCNeT program, set by each test
     per_nic = parameter(PPN_SETTINGS)
     #: a -DVERBOSE build (the Spack recipe's +verbose): more tables and columns
-    verbose_build = variable(typ.Bool, value=False)
+    verbose_build = variable(Flag, value=False)
 
     tags = {"fabric", "gpcnet", "congestion", "acceptance"}
     requires = ("gpcnet",)
@@ -80,6 +82,14 @@ class GpcnetBase(FabricTest):
         intermediate = int(extras.get("ranks_per_node", 1))
         return {"1": 1, "intermediate": intermediate,
                 "full": int(extras.get("max_ranks_per_node", intermediate))}[self.per_nic]
+
+    def value_problems(self) -> dict[str, str]:
+        """-S num_nodes below what the program accepts: the case could run nowhere."""
+        need, nodes = MIN_NODES[self.program], self.num_nodes
+        if isinstance(nodes, int) and nodes < need:
+            return {"num_nodes": f"-S num_nodes={nodes}: GPCNeT's {self.program} runs on at "
+                                 f"least {need} nodes"}
+        return {}
 
     def placement_on(self, part):
         nodes, need = self.nodes_on(part), MIN_NODES[self.program]
@@ -100,14 +110,19 @@ class GpcnetBase(FabricTest):
         self.record_shaping(num_nodes=nodes, ranks_per_node=ppn)
         self.executable = self.binaries.gpcnet(self.program)
         self.place(nodes, ppn, round_robin=False)
+        self.job_nodes = nodes
         self.descr = f"GPCNeT {self.program}: {nodes} nodes x {ppn} ranks ({self.per_nic} per NIC)"
 
     def parse(self, text):
         return parse_gpcnet(text)
 
     def result_problems(self):
-        return missing(self.result(), program=self.program, ranks=self.num_tasks,
-                       verbose=self.verbose_build)
+        problems = missing(self.result(), program=self.program, ranks=self.num_tasks,
+                           verbose=self.verbose_build, nodes=self.job_nodes)
+        rate, what = link_rate(self.current_partition, one_host=one_host(self.current_partition))
+        if rate is None:
+            return [*problems, what]
+        return problems + above_line_rate(self.result(), rate, what)
 
     def figure(self, table: str, test: str, column: str) -> float:
         return self.result().table(table).row(test).values[column]

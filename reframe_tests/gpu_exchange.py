@@ -27,6 +27,7 @@ import statistics
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_placement import gpus_on
+from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
@@ -57,12 +58,12 @@ class GpuExchangeTest(FabricTest):
     program = parameter(["bisection_bw", "alltomany"])
     #: the device exchange must reach this fraction of the host one (the Crusher GPU notes:
     #: 10.9/19.5 = 0.56 fails)
-    min_fraction = variable(float, value=0.8)
+    min_fraction = variable(Real, value=0.8)
     #: bisection_bw repetitions per size
-    num_reps = variable(int, value=50)
+    num_reps = variable(Count, value=50)
     #: alltomany iterations (-n) and repetitions (-r)
-    iterations = variable(int, value=50)
-    repetitions = variable(int, value=5)
+    iterations = variable(Count, value=50)
+    repetitions = variable(Count, value=5)
 
     tags = {"fabric", "gpu", "gpu-aware", "acceptance", "regression"}
     shaped_by = ("num_reps", "iterations", "repetitions")

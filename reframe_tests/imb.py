@@ -28,6 +28,7 @@ import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
 from fabric_placement import one_host
+from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers import physical
@@ -47,9 +48,9 @@ class ImbTest(FabricTest):
     benchmark = parameter(["PingPong", "Uniband", "Biband", *COLLECTIVES])
     transport = parameter(["rdma", "tcp"])
     #: largest size 2**msglog (the ORFEO IMB notes: 28); quick profile: 16
-    msglog = variable(int, type(None), value=None)
+    msglog = variable(Count, type(None), value=None)
     #: at most this many repetitions per size (-iter); unset: extras.imb_iter, else IMB's default
-    max_repetitions = variable(int, type(None), value=None)
+    max_repetitions = variable(Count, type(None), value=None)
 
     tags = {"fabric", "imb", "acceptance", "regression"}
     shaped_by = ("msglog", "max_repetitions", "num_nodes")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_placement import gpus_on
+from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.nccl import missing, parse_nccl
@@ -40,9 +41,9 @@ class NcclTest(FabricTest):
     #: node: the GPUs of one node; nodes: the GPUs of every node of the partition
     span = parameter(["node", "nodes"])
     #: smallest size (-b)
-    min_bytes = variable(int, value=8)
+    min_bytes = variable(Count, value=8)
     #: largest size (-e); unset: 8 GiB (64 MiB in the quick profile)
-    max_bytes = variable(int, type(None), value=None)
+    max_bytes = variable(Count, type(None), value=None)
 
     tags = {"fabric", "gpu", "nccl", "collective", "acceptance", "regression"}
     shaped_by = ("min_bytes", "max_bytes", "num_nodes")

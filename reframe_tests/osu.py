@@ -29,10 +29,12 @@ from __future__ import annotations
 import os
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_osu import OsuBase
 from fabric_placement import gpus_on, one_host
+from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
@@ -93,7 +95,7 @@ class OsuMbwMrTest(OsuBase):
     ranks_per_node = parameter([1, 8, 20])
     #: nodes; unset: extras.node_set_sizes[scope] (or the size of the scope's set in
     #: extras.topology), else the partition's nodes
-    mbw_nodes = variable(int, type(None), value=None)
+    mbw_nodes = variable(Count, type(None), value=None)
 
     def layout_on(self, part) -> tuple[int, bool]:
         """(nodes, whether two groups of ranks on one host stand for them) on ``part``; a
@@ -164,9 +166,9 @@ class OsuGpuAwareTest(OsuBase):
     #: node: both ranks on one node (the Crusher GPU notes' case); nodes: one on each of two
     span = parameter(["node", "nodes"])
     #: D-D bandwidth must reach this fraction of H-H (the Crusher GPU notes: 10.9/19.5 = 0.56 fails)
-    min_fraction = variable(float, value=0.8)
+    min_fraction = variable(Real, value=0.8)
     #: the buffer pairs run, in this order, in one job
-    modes = variable(list, value=["H H", "H D", "D D"])
+    modes = variable(typ.List[str], value=["H H", "H D", "D D"])
 
     tags = {"fabric", "osu", "gpu", "gpu-aware", "acceptance", "regression"}
 

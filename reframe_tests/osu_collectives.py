@@ -30,11 +30,11 @@ perflog). A failing figure names the node set it ran on (``node[01-04]``, or the
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.typecheck as typ
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_osu import OsuBase
 from fabric_placement import one_host
+from fabric_types import Flag
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
 from fabrictest.parsers.collectives import DEFAULT_MAX_SIZE, REDUCTIONS, SIZELESS
@@ -56,7 +56,7 @@ class OsuCollectiveTest(OsuBase):
     per_node = parameter(["1", "full"])
     scope = parameter(SCOPES)
     #: --validation (-c): OSU checks every result; false for builds without it (OSU 5.x)
-    validation = variable(typ.Bool, value=True)
+    validation = variable(Flag, value=True)
 
     tags = {"fabric", "osu", "collective", "acceptance", "regression"}
     shaped_by = ("max_size", "osu_iterations", "num_nodes", "validation")

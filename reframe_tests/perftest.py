@@ -14,6 +14,7 @@ import reframe as rfm
 from fabric_base import FabricTest
 from fabric_binaries import REPO_ROOT
 from fabric_line_rate import link_rate
+from fabric_types import Count
 from reframe.core.builtins import performance_function, run_after, variable
 
 from fabrictest.parsers.perftest import above_line_rate, missing, parse_perftest
@@ -29,9 +30,9 @@ class PerftestWriteBwTest(FabricTest):
     scenario = variable(str, value="paired")
     connection = variable(str, value="UC")
     #: bytes per message: the tx/rx tool's default, whose figures this one anchors
-    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
+    msg_size = variable(Count, value=DEFAULT_MSG_SIZE)
     #: iterations; unset: 100_000 (5_000 in the quick profile)
-    perftest_iters = variable(int, type(None), value=None)
+    perftest_iters = variable(Count, type(None), value=None)
 
     tags = {"fabric", "perftest", "rdma", "acceptance", "regression"}
     shaped_by = ("msg_size", "connection", "perftest_iters")

@@ -162,6 +162,78 @@ def scaling(
     return Scaling(g_e2e, g_irecv, noise_e2e, noise_irecv)
 
 
+@dataclass(frozen=True)
+class RunLevel:
+    """One all-to-many run (one job) of ``iterations`` iterations: its lowest time per
+    iteration over its repetitions (s), end to end and posting irecv. The lowest, not the
+    median: other processes on the cores only ever add time, and a whole run can be slowed in
+    every repetition but one; the notes' symptom slows every repetition."""
+
+    iterations: int
+    end_to_end: float
+    irecv: float
+
+
+def run_level(iterations: int, end_to_end: Sequence[float], irecv: Sequence[float]) -> RunLevel:
+    """The :class:`RunLevel` of a run of ``iterations`` iterations from each repetition's time
+    per iteration (s), end to end and posting irecv."""
+    values = [*end_to_end, *irecv]
+    if iterations < 1 or not end_to_end or len(end_to_end) != len(irecv):
+        raise ValueError(f"a run of {iterations} iterations needs one end-to-end and one "
+                         f"posting time per repetition, got {len(end_to_end)} and {len(irecv)}")
+    if not all(math.isfinite(v) and v >= 0 for v in values):
+        raise ValueError(f"times must be finite and >= 0, got {values}")
+    return RunLevel(iterations, min(end_to_end), min(irecv))
+
+
+#: the runs the longer ones are compared with: up to 8 iterations (the all-to-many (Cori)
+#: notes: posting "starts to become poor when the number of iterations is greater than 16")
+SHORT_RUNS = 8
+
+
+@dataclass(frozen=True)
+class AcrossRuns:
+    """The notes' own reading of their table: the time per iteration of separate runs of 2, 8,
+    16 and 32 iterations. ``end_to_end``: the slowest longer run's time per iteration over the
+    fastest shorter run's (x); ``irecv``: what posting adds to an iteration from that shorter
+    run to the longer run where it costs most, 1 + (posting per iteration there - in the
+    shorter run) / (whole time per iteration of the shorter run), as :func:`posting_growth`."""
+
+    end_to_end: float
+    irecv: float
+    base: int  # iterations of the shorter run compared with
+    worst: int  # iterations of the longer run where the time per iteration grew most
+
+    def problem(self, max_growth: float) -> str | None:
+        """Why the check fails (None: it passes): either growth above ``max_growth``."""
+        if self.end_to_end > max_growth or self.irecv > max_growth:
+            return (f"time per iteration grows {max(self.end_to_end, self.irecv):.3g}x across "
+                    f"separate runs, from the {self.base}-iteration run to the {self.worst}-"
+                    f"iteration run (end-to-end {self.end_to_end:.3g}x, posting irecv "
+                    f"{self.irecv:.3g}x), more than {max_growth:g}x")
+        return None
+
+
+def across_runs(levels: Sequence[RunLevel], short: int = SHORT_RUNS) -> AcrossRuns:
+    """Compare the runs longer than ``short`` iterations with the fastest run of at most
+    ``short`` (a shorter run slowed by other processes makes the check more lenient, never
+    stricter); each longer run is judged, so a fault in any one of them shows."""
+    base_runs = [r for r in levels if r.iterations <= short]
+    longer = [r for r in levels if r.iterations > short]
+    if not base_runs or not longer:
+        raise ValueError(f"need runs of at most and of more than {short} iterations, got "
+                         f"{sorted(r.iterations for r in levels)}")
+    base = min(base_runs, key=lambda r: r.end_to_end)
+    if not (math.isfinite(base.end_to_end) and base.end_to_end > 0):
+        raise ValueError(f"time per iteration of the {base.iterations}-iteration run must be "
+                         f"finite and > 0, got {base.end_to_end}")
+    growths = {r.iterations: (r.end_to_end / base.end_to_end,
+                              1.0 + (r.irecv - base.irecv) / base.end_to_end) for r in longer}
+    worst = max(growths, key=lambda n: max(growths[n]))
+    return AcrossRuns(max(g for g, _ in growths.values()), max(g for _, g in growths.values()),
+                      base.iterations, worst)
+
+
 def device_fraction(d2d: float, h2h: float) -> float:
     """Device-to-device bandwidth as a fraction of host-to-host."""
     if h2h <= 0:

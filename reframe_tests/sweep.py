@@ -39,6 +39,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from fabric_base import FabricCheck
 from fabric_placement import node_count
+from fabric_types import Count, Flag
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import SanityError
@@ -62,13 +63,13 @@ class SweepTest(FabricCheck):
     scenario = variable(str, value="sweep")
     launcher = variable(str, value="slurm")  # or "sim": the simulation, on any system
     sim_nodes = variable(str, value="node[01-08]")
-    nmsg = variable(int, value=500)
-    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
-    pair_timeout = variable(int, value=120)
-    rounds = variable(int, value=2)
-    max_rounds = variable(int, value=8)
-    seed = variable(int, value=-1)
-    fail_on_suspect = variable(typ.Bool, value=True)
+    nmsg = variable(Count, value=500)
+    msg_size = variable(Count, value=DEFAULT_MSG_SIZE)
+    pair_timeout = variable(Count, value=120)
+    rounds = variable(Count, value=2)
+    max_rounds = variable(Count, value=8)
+    seed = variable(Count, value=-1)
+    fail_on_suspect = variable(Flag, value=True)
     sweep_options = variable(typ.List[str], value=[])
     #: the expected pair rate: 'auto' = the system's reference file when it holds the tx/rx
     #: paired stream rate for this method and size (`fabric-sweep --expect-from`, so that a

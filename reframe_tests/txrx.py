@@ -26,10 +26,10 @@ and the bound: ``node03 (pairs-of-three, stream node03->node01): stream_gbps 0.0
 from __future__ import annotations
 
 import reframe as rfm
-import reframe.utility.typecheck as typ
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
 from fabric_placement import one_host
+from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import txrx_layout
 
@@ -52,28 +52,28 @@ class TxRxTest(FabricTest):
     method = parameter(["mpi", "rdma"])
     buffer = parameter(["host", "cuda"])
 
-    msg_size = variable(int, value=DEFAULT_MSG_SIZE)
-    num_blks = variable(int, value=DEFAULT_NUM_BLKS)
-    num_cmsgs = variable(int, value=DEFAULT_NUM_CMSGS)
+    msg_size = variable(Count, value=DEFAULT_MSG_SIZE)
+    num_blks = variable(Count, value=DEFAULT_NUM_BLKS)
+    num_cmsgs = variable(Count, value=DEFAULT_NUM_CMSGS)
     #: messages per stream; unset: txrx's default (100_000, the SEREN tx/rx notes), 20_000 in
     #: the quick profile
-    nmsg = variable(int, type(None), value=None)
+    nmsg = variable(Count, type(None), value=None)
     #: rdma queue pair type
     transport = variable(str, value="uc")
     #: largest loss rate accepted (only with --method rdma --transport uc)
-    loss_tolerance = variable(float, value=0.0)
+    loss_tolerance = variable(Real, value=0.0)
     #: txrx --timeout (s)
-    txrx_timeout = variable(float, value=120.0)
+    txrx_timeout = variable(Real, value=120.0)
     #: Gbps txrx judges its own time per message against (--line-rate: it says when it cannot
     #: fill the link, and the test then fails as tool-bound); unset: the partition's
     #: line_rate_gbps (none, or every rank on one host: not judged)
-    txrx_line_rate = variable(float, type(None), value=None)
+    txrx_line_rate = variable(Real, type(None), value=None)
     #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
     #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
     #: its rates are figures of this host's memory, named sim_* and informational)
-    verbs = variable(typ.Str[r"nic|sim"], value="nic")
+    verbs = variable(str, value="nic")
     #: messages per stream over the simulated provider (when nmsg is unset)
-    sim_nmsg = variable(int, value=3000)
+    sim_nmsg = variable(Count, value=3000)
 
     executable = "txrx"
     tags = {"fabric", "txrx", "acceptance", "regression"}

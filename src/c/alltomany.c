@@ -31,6 +31,10 @@
  * Payload check: every message carries a pattern that depends on sender, receiver and byte
  * offset; receivers check the received size of every message of every iteration and, after
  * the loop, every byte of the last iteration's messages.
+ *
+ * Timeout (-T SEC, common.h): every wait, MPI_Waitall of the timed loop included (tested until
+ * complete, as MPI_Waitall spins), ends the job with one line when a rank has not answered
+ * within SEC seconds (plus twice the injected delay).
  */
 #include "common.h"
 
@@ -63,9 +67,12 @@ static void usage(FILE *out)
             "   [-i] K:USEC fault injection: from iteration K on, each receiver spends USEC\n"
             "        microseconds more posting its receives (see the scaling check fail)\n"
             "   [-x] corrupt one byte sent by rank 0, to see the payload check fail\n"
+            "   [-T] SEC: end the job when a rank has not answered within SEC seconds\n"
+            "        (default: %g)\n"
             "Receivers are the ranks r with r %% ppn == 0; every rank sends to every receiver.\n"
             "The message from rank s to receiver j has unit * ((s + j) %% receivers + 1) bytes.\n",
-            ft_prog, DEFAULT_UNIT, DEFAULT_ITERS, ft_gpu_api() ? "device" : "host");
+            ft_prog, DEFAULT_UNIT, DEFAULT_ITERS, ft_gpu_api() ? "device" : "host",
+            FT_DEFAULT_TIMEOUT_S);
 }
 
 static inline unsigned char pattern(int sender, int receiver, size_t k)
@@ -127,7 +134,7 @@ int main(int argc, char **argv)
     int corrupt = 0, help = 0;
     int opt;
     opterr = 0;
-    while ((opt = getopt(argc, argv, ":hp:b:n:r:i:d:x")) != -1) {
+    while ((opt = getopt(argc, argv, ":hp:b:n:r:i:d:xT:")) != -1) {
         switch (opt) {
         case 'h': help = 1; break;
         case 'p':
@@ -157,6 +164,7 @@ int main(int argc, char **argv)
             break;
         case 'd': mem = ft_parse_mem_kind(optarg); break;
         case 'x': corrupt = 1; break;
+        case 'T': ft_parse_timeout(optarg); break;
         case ':': ft_die_all(FT_EXIT_USAGE, "option -%c needs a value (see -h)", optopt);
         default: ft_die_all(FT_EXIT_USAGE, "unknown option -%c (see -h)", optopt);
         }
@@ -164,7 +172,7 @@ int main(int argc, char **argv)
     if (help) {
         if (ft_rank == 0)
             usage(stdout);
-        MPI_Finalize();
+        ft_finalize();
         return 0;
     }
     if (optind < argc)
@@ -174,7 +182,9 @@ int main(int argc, char **argv)
     ft_node_layout(&local_rank, &local_size);
     if (ppn < 0) {
         int root_local = local_size;
-        MPI_Bcast(&root_local, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Request req;
+        MPI_Ibcast(&root_local, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+        ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "rank 0's count of ranks per node");
         ppn = root_local;
     }
     const int nprocs = ft_size, me = ft_rank;
@@ -242,12 +252,19 @@ int main(int argc, char **argv)
     if (!mine || !maxs)
         ft_die(FT_EXIT_RUNTIME, "rank %d: out of host memory", me);
     const double injected = inject_usec * 1e-6;
+    /* a wait of the timed loop may also cover the injected delay of a receiver */
+    const double slack = 2 * injected;
 
     for (long long rep = 0; rep < reps; rep++) {
         double t_irecv = 0, t_isend = 0, t_wait = 0;
         double *row = mine + stride * (size_t)rep;
         int next = 0;
-        MPI_Barrier(MPI_COMM_WORLD);
+        {
+            MPI_Request req;
+            MPI_Ibarrier(MPI_COMM_WORLD, &req);
+            ft_wait(&req, MPI_STATUS_IGNORE, slack, 0, "the barrier before repetition %lld",
+                    rep + 1);
+        }
         const double t_begin = MPI_Wtime();
         for (long long it = 0; it < iters; it++) {
             int nreq = 0;
@@ -264,7 +281,8 @@ int main(int argc, char **argv)
                 MPI_Isend(sbuf + send_off[j], send_len[j], MPI_BYTE, j * (int)ppn, TAG,
                           MPI_COMM_WORLD, &reqs[nreq++]);
             double t2 = MPI_Wtime();
-            MPI_Waitall(nreq, reqs, stats);
+            ft_waitall(nreq, reqs, stats, slack, 0,
+                       "MPI_Waitall of iteration %lld of repetition %lld", it + 1, rep + 1);
             double t3 = MPI_Wtime();
             t_irecv += t1 - t0;
             t_isend += t2 - t1;
@@ -309,9 +327,12 @@ int main(int argc, char **argv)
         checked = (long long)nprocs * iters * reps;
     }
 
-    MPI_Reduce(mine, maxs, (int)(stride * (size_t)reps), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Request gather[2];
+    MPI_Ireduce(mine, maxs, (int)(stride * (size_t)reps), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD,
+                &gather[0]);
     long long counts[3] = {checked, bad_size, bad_data}, sums[3];
-    MPI_Allreduce(counts, sums, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Iallreduce(counts, sums, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD, &gather[1]);
+    ft_waitall(2, gather, MPI_STATUSES_IGNORE, 0, 0, "the other ranks' times and payload checks");
     const int failed = sums[1] != 0 || sums[2] != 0;
 
     if (me == 0) {
@@ -400,6 +421,7 @@ int main(int argc, char **argv)
     free(send_len);
     free(mine);
     free(maxs);
-    MPI_Finalize();
+    ft_barrier("the other ranks to finish"); /* MPI_Finalize may wait for every rank */
+    ft_finalize();
     return failed ? FT_EXIT_PAYLOAD : 0;
 }

@@ -17,6 +17,10 @@
  * Command line as the original: `bisection_bw PPN NUM_REPS`, plus options of ours.
  * Payload check: after each size's loop every rank checks the size and every byte of the
  * last message it received; a mismatch ends the job (exit 4) with one line naming it.
+ *
+ * Timeout (-T SEC, common.h): every exchange and barrier is tested until complete; a rank that
+ * has not had its answer within SEC seconds ends the job with one line (exit 5). The barrier
+ * after a size's timed loop waits for the slowest pair's whole loop: SEC must cover it.
  */
 #include "common.h"
 
@@ -45,8 +49,11 @@ static void usage(FILE *out)
             "  -v        print the elapsed time and bandwidth of every pair\n"
             "  -d MEM    buffer memory: host or device (device needs a CUDA or ROCm build; "
             "default %s)\n"
-            "  -x        corrupt one byte sent by rank 0, to see the payload check fail\n",
-            ft_prog, DEFAULT_START, DEFAULT_STOP, ft_gpu_api() ? "device" : "host");
+            "  -x        corrupt one byte sent by rank 0, to see the payload check fail\n"
+            "  -T SEC    end the job when a rank has not answered within SEC seconds (default "
+            "%g)\n",
+            ft_prog, DEFAULT_START, DEFAULT_STOP, ft_gpu_api() ? "device" : "host",
+            FT_DEFAULT_TIMEOUT_S);
 }
 
 static inline unsigned char pattern(int sender, long long size, size_t k)
@@ -64,7 +71,7 @@ int main(int argc, char **argv)
     ft_mem_kind mem = ft_gpu_api() ? FT_MEM_DEVICE : FT_MEM_HOST;
     int opt;
     opterr = 0;
-    while ((opt = getopt(argc, argv, ":hs:e:vd:x")) != -1) {
+    while ((opt = getopt(argc, argv, ":hs:e:vd:xT:")) != -1) {
         switch (opt) {
         case 'h': help = 1; break;
         case 's':
@@ -80,6 +87,7 @@ int main(int argc, char **argv)
         case 'v': verbose = 1; break;
         case 'd': mem = ft_parse_mem_kind(optarg); break;
         case 'x': corrupt = 1; break;
+        case 'T': ft_parse_timeout(optarg); break;
         case ':': ft_die_all(FT_EXIT_USAGE, "option -%c needs a value (see -h)", optopt);
         default: ft_die_all(FT_EXIT_USAGE, "unknown option -%c (see -h)", optopt);
         }
@@ -87,7 +95,7 @@ int main(int argc, char **argv)
     if (help) {
         if (ft_rank == 0)
             usage(stdout);
-        MPI_Finalize();
+        ft_finalize();
         return 0;
     }
     if (argc - optind != 2)
@@ -141,26 +149,34 @@ int main(int argc, char **argv)
         ft_mem_set(mem, recvbuf, 0xff, (size_t)size);
 
         MPI_Status status;
-        MPI_Request req;
-        /* warm-up, not timed */
-        if (my_rank < half) {
-            MPI_Send(sendbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD);
-            MPI_Recv(recvbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &status);
-        } else {
-            MPI_Recv(recvbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &status);
-            MPI_Send(sendbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD);
-        }
+        MPI_Request req, rreq;
+        /* warm-up, not timed: one exchange with the partner */
+        MPI_Irecv(recvbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &rreq);
+        MPI_Isend(sendbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &req);
+        ft_wait(&rreq, &status, 0, 0, "rank %d's warm-up message of %lld bytes", partner, size);
+        ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "rank %d to take the warm-up message", partner);
 
-        MPI_Barrier(MPI_COMM_WORLD);
+        {
+            MPI_Request breq;
+            MPI_Ibarrier(MPI_COMM_WORLD, &breq);
+            ft_wait(&breq, MPI_STATUS_IGNORE, 0, 0, "the barrier before the %lld-byte loop", size);
+        }
         double begin_time = MPI_Wtime();
         double my_start = begin_time;
         for (long long i = 0; i < reps; i++) {
             MPI_Isend(sendbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &req);
-            MPI_Recv(recvbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &status);
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_Irecv(recvbuf, count, MPI_BYTE, partner, TAG, MPI_COMM_WORLD, &rreq);
+            ft_wait(&rreq, &status, 0, 0, "rank %d's message %lld of %lld bytes", partner, i + 1,
+                    size);
+            ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "rank %d to take message %lld", partner, i + 1);
         }
         double my_time = MPI_Wtime() - my_start;
-        MPI_Barrier(MPI_COMM_WORLD);
+        {
+            MPI_Request breq;
+            MPI_Ibarrier(MPI_COMM_WORLD, &breq);
+            ft_wait(&breq, MPI_STATUS_IGNORE, 0, 0,
+                    "the other pairs to finish the %lld-byte loop", size);
+        }
         double final_time = MPI_Wtime();
 
         /* payload check of the last message received */
@@ -186,7 +202,9 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
         if (verbose) {
-            MPI_Gather(&my_time, 1, MPI_DOUBLE, elapsed, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Request greq;
+            MPI_Igather(&my_time, 1, MPI_DOUBLE, elapsed, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &greq);
+            ft_wait(&greq, MPI_STATUS_IGNORE, 0, 0, "the pairs' times of the %lld-byte loop", size);
             if (my_rank == 0) {
                 for (int i = 0; i < half; i++)
                     printf("Pair (%d<->%d) Elapsed time = %9.2f sec (%9.2f MB/sec)\n", i, i + half,
@@ -202,6 +220,7 @@ int main(int argc, char **argv)
     ft_mem_free(mem, recvbuf);
     free(host);
     free(elapsed);
-    MPI_Finalize();
+    ft_barrier("the other ranks to finish"); /* MPI_Finalize may wait for every rank */
+    ft_finalize();
     return 0;
 }

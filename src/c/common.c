@@ -3,22 +3,79 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *ft_prog = "fabrictest";
 int ft_rank = 0;
 int ft_size = 1;
+double ft_timeout_s = FT_DEFAULT_TIMEOUT_S;
+
+/* MPI_Init and MPI_Finalize wait for every rank and have no form with a deadline: an alarm
+ * stands in (the timeout, at least FT_MIN_WATCHDOG_S), its handler writing one prepared line
+ * and ending the process (mpirun or srun then ends the job). */
+static char watchdog_line[512];
+
+static void watchdog(int sig)
+{
+    (void)sig;
+    ssize_t ignored = write(STDERR_FILENO, watchdog_line, strlen(watchdog_line));
+    (void)ignored;
+    _exit(FT_EXIT_TIMEOUT);
+}
+
+static void arm_watchdog(const char *what, const char *rank)
+{
+    /* starting and ending a job of many ranks takes a while: never less than a minute */
+    const double seconds = ft_timeout_s > FT_MIN_WATCHDOG_S ? ft_timeout_s : FT_MIN_WATCHDOG_S;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    snprintf(watchdog_line, sizeof watchdog_line,
+             "%s: error: rank %s (%s): no answer within %.3g s waiting for %s: a rank stopped "
+             "answering or the network lost it (-T sets the timeout)\n",
+             ft_prog, rank, host, seconds, what);
+    signal(SIGALRM, watchdog);
+    /* the whole seconds of the timeout, at least 1, staggered by rank as the other waits */
+    long r = strtol(rank, NULL, 10);
+    alarm((unsigned)(seconds + 0.999) + (unsigned)(r > 0 ? r % 3 : 0));
+}
 
 void ft_init(int *argc, char ***argv, const char *prog)
 {
     ft_prog = prog;
+    /* -T before MPI_Init, for its watchdog (the options are parsed, and refused, later) */
+    for (int i = 1; i + 1 < *argc; i++)
+        if (strcmp((*argv)[i], "-T") == 0) {
+            char *end = NULL;
+            double v = strtod((*argv)[i + 1], &end);
+            if (end != (*argv)[i + 1] && *end == '\0' && v > 0 && v <= FT_MAX_TIMEOUT_S)
+                ft_timeout_s = v;
+        }
+    /* the launcher's rank, before MPI knows it (Open MPI, Slurm, MPICH/PMI) */
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (rank == NULL)
+        rank = getenv("SLURM_PROCID");
+    if (rank == NULL)
+        rank = getenv("PMI_RANK");
+    arm_watchdog("MPI_Init (every rank to start)", rank ? rank : "?");
     MPI_Init(argc, argv);
+    alarm(0);
     MPI_Comm_rank(MPI_COMM_WORLD, &ft_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ft_size);
+}
+
+void ft_finalize(void)
+{
+    char rank[32];
+    snprintf(rank, sizeof rank, "%d", ft_rank);
+    arm_watchdog("MPI_Finalize (every rank to finish)", rank);
+    MPI_Finalize();
+    alarm(0);
 }
 
 static void vprint_error(const char *fmt, va_list ap)
@@ -59,10 +116,118 @@ void ft_die_all(int code, const char *fmt, ...)
     exit(code);
 }
 
+void ft_parse_timeout(const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0;
+    if (text == NULL || errno != 0 || end == text || *end != '\0' || !(v > 0) ||
+        v > FT_MAX_TIMEOUT_S) /* !(v > 0) also refuses nan */
+        ft_die_all(FT_EXIT_USAGE, "-T expects a timeout in seconds above 0 and at most %g, not '%s'",
+                   FT_MAX_TIMEOUT_S, text ? text : "");
+    ft_timeout_s = v;
+}
+
+static void sleep_200us(void)
+{
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+}
+
+/* The deadline has passed: one line, then end the job. Ranks are staggered (0.2 s per rank,
+ * modulo 10) so that, when several wait for the same silent peer, the first one's abort ends
+ * the job before the others print. */
+static void timed_out(double waited, const char *what, va_list ap)
+    __attribute__((noreturn));
+
+double ft_deadline_s(double extra_s)
+{
+    return ft_timeout_s + extra_s + 0.2 * (ft_rank % 10);
+}
+
+void ft_timed_out(double waited, const char *what, ...)
+{
+    va_list ap;
+    va_start(ap, what);
+    timed_out(waited, what, ap);
+}
+
+static void timed_out(double waited, const char *what, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof line, what, ap);
+    char host[MPI_MAX_PROCESSOR_NAME] = "?";
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    fprintf(stderr,
+            "%s: error: rank %d (%s): no answer within %.3g s waiting for %s: a rank stopped "
+            "answering or the network lost it (-T sets the timeout)\n",
+            ft_prog, ft_rank, host, waited, line);
+    fflush(stderr);
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, FT_EXIT_TIMEOUT);
+    exit(FT_EXIT_TIMEOUT);
+}
+
+static int test_some(int n, MPI_Request *reqs, MPI_Status *statuses, int one)
+{
+    int done = 0;
+    if (one)
+        MPI_Test(reqs, &done, statuses);
+    else
+        MPI_Testall(n, reqs, &done, statuses);
+    return done;
+}
+
+static void wait_with_deadline(int n, MPI_Request *reqs, MPI_Status *statuses, int one,
+                               double extra_s, int quiet, const char *what, va_list ap)
+{
+    const double start = MPI_Wtime();
+    const double limit = ft_deadline_s(extra_s);
+    for (unsigned long polls = 0;; polls++) {
+        if (test_some(n, reqs, statuses, one))
+            return;
+        if (quiet)
+            sleep_200us();
+        else if (polls % 64 != 0)
+            continue; /* spin: read the clock every 64 tests */
+        const double waited = MPI_Wtime() - start;
+        if (waited > limit)
+            timed_out(waited, what, ap);
+    }
+}
+
+void ft_waitall(int n, MPI_Request *reqs, MPI_Status *statuses, double extra_s, int quiet,
+                const char *what, ...)
+{
+    va_list ap;
+    va_start(ap, what);
+    wait_with_deadline(n, reqs, statuses, 0, extra_s, quiet, what, ap);
+    va_end(ap);
+}
+
+void ft_wait(MPI_Request *req, MPI_Status *status, double extra_s, int quiet, const char *what,
+             ...)
+{
+    va_list ap;
+    va_start(ap, what);
+    wait_with_deadline(1, req, status, 1, extra_s, quiet, what, ap);
+    va_end(ap);
+}
+
+void ft_barrier(const char *what)
+{
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "%s", what);
+}
+
 void ft_die_first(int failed, int code, const char *message)
 {
     int mine = failed ? ft_rank : ft_size, first = ft_size;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req);
+    ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "the other ranks' start-up checks");
     if (first == ft_size)
         return;
     if (first == ft_rank)
@@ -105,11 +270,27 @@ int ft_parse_size(const char *text, long long max, long long *out)
 
 void ft_node_layout(int *local_rank, int *local_size)
 {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ft_rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, local_rank);
-    MPI_Comm_size(node, local_size);
-    MPI_Comm_free(&node);
+    /* the ranks on this rank's host, by processor name (MPI_Comm_split_type has no
+     * non-blocking form, so no deadline) */
+    char mine[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len = 0;
+    MPI_Get_processor_name(mine, &len);
+    char *all = malloc((size_t)ft_size * MPI_MAX_PROCESSOR_NAME);
+    if (all == NULL)
+        ft_die(FT_EXIT_RUNTIME, "rank %d: out of host memory", ft_rank);
+    MPI_Request req;
+    MPI_Iallgather(mine, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                   MPI_COMM_WORLD, &req);
+    ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "the other ranks' host names");
+    *local_rank = 0;
+    *local_size = 0;
+    for (int r = 0; r < ft_size; r++)
+        if (strcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, mine) == 0) {
+            if (r < ft_rank)
+                (*local_rank)++;
+            (*local_size)++;
+        }
+    free(all);
 }
 
 ft_mem_kind ft_parse_mem_kind(const char *text)

@@ -27,6 +27,10 @@
  *   congestion: done
  *
  * Errors: one line "congestion: error: ..." on stderr and MPI_Abort (common.h's exit codes).
+ * Timeout (-T SEC, common.h): every exchange and barrier is tested until complete; a rank that
+ * has not had its answer within SEC seconds (the warm-up added where a wait covers it; for an
+ * aggressor, SEC without any of its messages moving) ends the job with one line (exit 5). The
+ * ranks outside the victim wait at a barrier while it probes one phase: SEC must cover that.
  */
 #include "common.h"
 
@@ -69,8 +73,10 @@ static void usage(FILE *out)
             "  -b BYTES  bandwidth message (default 256k) -w N  messages per sample (default 8)\n"
             "  -s N      bandwidth samples (default 5)    -a BYTES  aggressor message (default 256k)\n"
             "  -W SEC    warm-up of the aggressors before the loaded probes (default 1.0)\n"
+            "  -T SEC    end the job when a rank has not answered within SEC seconds (default "
+            "%g)\n"
             "  -h        print this help\n",
-            ft_prog);
+            ft_prog, FT_DEFAULT_TIMEOUT_S);
 }
 
 static long long size_arg(const char *text, const char *what, long long lo)
@@ -91,10 +97,10 @@ static struct opts parse_args(int argc, char **argv)
         if (strcmp(a, "-h") == 0) {
             if (ft_rank == 0)
                 usage(stdout);
-            MPI_Finalize();
+            ft_finalize();
             exit(0);
         }
-        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || strchr("nmlibwsaW", a[1]) == NULL)
+        if (a[0] != '-' || a[1] == '\0' || a[2] != '\0' || strchr("nmlibwsaWT", a[1]) == NULL)
             ft_die_all(FT_EXIT_USAGE, "unknown argument '%s' (-h for help)", a);
         if (v == NULL)
             ft_die_all(FT_EXIT_USAGE, "option %s needs a value", a);
@@ -116,6 +122,7 @@ static struct opts parse_args(int argc, char **argv)
         case 'w': o.bw_window = size_arg(v, "-w", 1); break;
         case 's': o.bw_samples = size_arg(v, "-s", 1); break;
         case 'a': o.agg_bytes = size_arg(v, "-a", 1); break;
+        case 'T': ft_parse_timeout(v); break;
         case 'W': {
             char *end;
             o.warmup_s = strtod(v, &end);
@@ -136,24 +143,32 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
-/* Wait for requests without spinning: ranks that only wait must leave the cores to the
- * victim (the nodes of a small cluster may share them). */
-static void quiet_waitall(int n, MPI_Request *reqs)
-{
-    int done = 0;
-    for (;;) {
-        MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-        if (done)
-            return;
-        sleep_us(200);
-    }
-}
-
-static void quiet_barrier(void)
+/* Waits without spinning (ft_waitall's quiet mode): ranks that only wait must leave the cores
+ * to the victim (the nodes of a small cluster may share them). */
+static void quiet_barrier(double extra_s, const char *what)
 {
     MPI_Request req;
     MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    quiet_waitall(1, &req);
+    ft_wait(&req, MPI_STATUS_IGNORE, extra_s, 1, "%s", what);
+}
+
+/* A blocking send or receive with the deadline (the victim's probes spin, as MPI does). */
+static void send_to(const void *buf, long long bytes, int peer, int tag, const char *what)
+{
+    MPI_Request req;
+    MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+    ft_wait(&req, MPI_STATUS_IGNORE, 0, 0, "rank %d to take %s", peer, what);
+}
+
+static void recv_from(void *buf, long long bytes, int peer, int tag, double extra_s,
+                      const char *what)
+{
+    MPI_Request req;
+    MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+    if (peer == MPI_ANY_SOURCE)
+        ft_wait(&req, MPI_STATUS_IGNORE, extra_s, 0, "%s", what);
+    else
+        ft_wait(&req, MPI_STATUS_IGNORE, extra_s, 0, "%s from rank %d", what, peer);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -173,15 +188,13 @@ static struct probe victim_probes(const struct opts *o, char *buf, int peer)
     for (long long i = -1; i < o->lat_iters; i++) { /* i = -1: untimed warm-up */
         if (ft_rank == 0) {
             double t0 = MPI_Wtime();
-            MPI_Send(buf, (int)o->lat_bytes, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)o->lat_bytes, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            send_to(buf, o->lat_bytes, peer, TAG_LAT, "a latency probe");
+            recv_from(buf, o->lat_bytes, peer, TAG_LAT, 0, "a latency probe's answer");
             if (i >= 0)
                 half_rtt[i] = (MPI_Wtime() - t0) * 1e6 / 2;
         } else {
-            MPI_Recv(buf, (int)o->lat_bytes, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)o->lat_bytes, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD);
+            recv_from(buf, o->lat_bytes, peer, TAG_LAT, 0, "a latency probe");
+            send_to(buf, o->lat_bytes, peer, TAG_LAT, "a latency probe's answer");
         }
     }
     double *rates = ft_rank == 0 ? malloc(sizeof(double) * o->bw_samples) : NULL;
@@ -195,14 +208,15 @@ static struct probe victim_probes(const struct opts *o, char *buf, int peer)
             else
                 MPI_Irecv(buf, (int)o->bw_bytes, MPI_BYTE, peer, TAG_BW, MPI_COMM_WORLD, &reqs[k]);
         }
-        MPI_Waitall((int)o->bw_window, reqs, MPI_STATUSES_IGNORE);
+        ft_waitall((int)o->bw_window, reqs, MPI_STATUSES_IGNORE, 0, 0,
+                   "a window of bandwidth probes with rank %d", peer);
         if (ft_rank == 0) {
-            MPI_Recv(buf, 1, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            recv_from(buf, 1, peer, TAG_ACK, 0, "a bandwidth sample's acknowledgement");
             double t = MPI_Wtime() - t0;
             if (s >= 0)
                 rates[s] = (double)o->bw_bytes * o->bw_window * 8 / t / 1e9;
         } else {
-            MPI_Send(buf, 1, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD);
+            send_to(buf, 1, peer, TAG_ACK, "a bandwidth sample's acknowledgement");
         }
     }
     if (ft_rank == 0) {
@@ -249,6 +263,10 @@ static long long aggress(const struct opts *o, const int *dests, int ndest, int 
         MPI_Isend(sendbuf, (int)o->agg_bytes, MPI_BYTE, dests[next++ % ndest], TAG_DATA,
                   MPI_COMM_WORLD, &reqs[k]);
     int stopping = ndest == 0, in_flight = nsend, dones_posted = 0, dones = 0;
+    /* the deadline runs from the last message that moved: a sink whose aggressors stopped,
+     * an aggressor whose destination stopped taking, or rank 0 never saying stop */
+    double moved = MPI_Wtime();
+    const double limit = ft_deadline_s(0);
     for (;;) {
         if (stopping && in_flight == 0 && !dones_posted) {
             for (int d = 0; d < ndest; d++)
@@ -259,22 +277,29 @@ static long long aggress(const struct opts *o, const int *dests, int ndest, int 
             for (int k = r0; k < r0 + nrecv; k++)
                 if (reqs[k] != MPI_REQUEST_NULL) {
                     MPI_Cancel(&reqs[k]);
-                    MPI_Wait(&reqs[k], MPI_STATUS_IGNORE);
+                    MPI_Wait(&reqs[k], MPI_STATUS_IGNORE); /* a cancel completes locally */
                 }
-            quiet_waitall(ndest, &reqs[d0]);
+            ft_waitall(ndest, &reqs[d0], MPI_STATUSES_IGNORE, 0, 1,
+                       "the aggressors' destinations to take their last message");
             break;
         }
         int idx, flag;
         MPI_Status st;
         MPI_Testany(nreq, reqs, &idx, &flag, &st);
         if (!flag || idx == MPI_UNDEFINED) {
+            const double idle = MPI_Wtime() - moved;
+            if (idle > limit)
+                ft_timed_out(idle, "any aggressor message to move (%s)",
+                             dones_posted ? "the other aggressors' last messages"
+                             : stopping ? "sends in flight" : "streaming, or rank 0's stop");
             sleep_us(50);
             continue;
         }
+        moved = MPI_Wtime();
         if (idx < nsend) {
             sent += o->agg_bytes;
             if (sent == AGG_WINDOW * o->agg_bytes) /* a window out: this stream flows */
-                MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+                send_to(NULL, 0, 0, TAG_READY, "this aggressor's ready");
             if (stopping)
                 in_flight--;
             else
@@ -319,8 +344,10 @@ int main(int argc, char **argv)
     char *hosts = malloc((size_t)n * MPI_MAX_PROCESSOR_NAME);
     if (!hosts)
         ft_die(FT_EXIT_RUNTIME, "out of memory");
-    MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                  MPI_COMM_WORLD);
+    MPI_Request hreq;
+    MPI_Iallgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                   MPI_COMM_WORLD, &hreq);
+    ft_wait(&hreq, MPI_STATUS_IGNORE, 0, 0, "the other ranks' host names");
 #define HOST(r) (hosts + (size_t)(r) * MPI_MAX_PROCESSOR_NAME)
     int one_host = 1;
     for (int r = 1; r < n; r++)
@@ -368,7 +395,7 @@ int main(int argc, char **argv)
     struct probe iso = {0, 0, 0}, load = {0, 0, 0};
     if (ft_rank < 2)
         iso = victim_probes(&o, vbuf, 1 - ft_rank);
-    quiet_barrier();
+    quiet_barrier(0, "the victim's isolated probes");
 
     /* Phase loaded. */
     long long sent = 0;
@@ -376,25 +403,25 @@ int main(int argc, char **argv)
     if (ft_rank < 2) {
         if (ft_rank == 0) { /* every aggressor streams, and has for the warm-up */
             for (int r = 0; r < naggs; r++)
-                MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, TAG_READY, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
+                recv_from(NULL, 0, MPI_ANY_SOURCE, TAG_READY, 0, "every aggressor's ready");
             sleep_us((long)(o.warmup_s * 1e6));
         }
         if (ft_rank == 1) { /* wait for rank 0's warm-up without spinning */
             char go;
             MPI_Request req;
             MPI_Irecv(&go, 1, MPI_BYTE, 0, TAG_ACK, MPI_COMM_WORLD, &req);
-            quiet_waitall(1, &req);
+            ft_wait(&req, MPI_STATUS_IGNORE, o.warmup_s, 1,
+                    "rank 0's go after the aggressors' warm-up");
         } else {
             char go = 1;
-            MPI_Send(&go, 1, MPI_BYTE, 1, TAG_ACK, MPI_COMM_WORLD);
+            send_to(&go, 1, 1, TAG_ACK, "the go after the warm-up");
         }
         load = victim_probes(&o, vbuf, 1 - ft_rank);
         if (ft_rank == 0) {
             char stop = 1;
             for (int r = 0; r < n; r++)
                 if (r % nodes >= 2)
-                    MPI_Send(&stop, 1, MPI_BYTE, r, TAG_STOP, MPI_COMM_WORLD);
+                    send_to(&stop, 1, r, TAG_STOP, "its stop");
         }
     } else if (is_agg) {
         sent = aggress(&o, dests, ndest, nsrc);
@@ -402,11 +429,13 @@ int main(int argc, char **argv)
     } else if (o.mode == INCAST && ft_rank == sink_rank) {
         aggress(&o, NULL, 0, naggs);
     }
-    quiet_barrier();
+    quiet_barrier(o.warmup_s, "the loaded phase to end (after the warm-up)");
     long long sent_total = 0;
     double t_max = 0;
-    MPI_Reduce(&sent, &sent_total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&t_agg, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Request sums[2];
+    MPI_Ireduce(&sent, &sent_total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD, &sums[0]);
+    MPI_Ireduce(&t_agg, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &sums[1]);
+    ft_waitall(2, sums, MPI_STATUSES_IGNORE, 0, 1, "the aggressors' totals");
     if (ft_rank == 0) {
         printf("phase isolated lat_avg_us %.2f lat_p99_us %.2f bw_gbps %.4f\n", iso.lat_avg_us,
                iso.lat_p99_us, iso.bw_gbps);
@@ -416,7 +445,7 @@ int main(int argc, char **argv)
                t_max, t_max > 0 ? sent_total * 8 / t_max / 1e9 : 0.0);
         fflush(stdout);
     }
-    quiet_barrier();
+    quiet_barrier(0, "rank 0's figures");
     if (ft_rank == 0) {
         printf("congestion: done\n");
         fflush(stdout);
@@ -424,6 +453,7 @@ int main(int argc, char **argv)
     free(hosts);
     free(dests);
     free(vbuf);
-    MPI_Finalize();
+    quiet_barrier(0, "the other ranks to finish"); /* MPI_Finalize may wait for every rank */
+    ft_finalize();
     return 0;
 }

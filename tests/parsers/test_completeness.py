@@ -206,7 +206,8 @@ def test_bisection_seed_is_whole_and_cuts_are_not():
     text = read("seed003-bisection-np4.txt")
     assert bisection.missing(bisection.parse_bisection(text), ranks=4) == []
     assert bisection.missing(bisection.parse_bisection(text), ranks=8) == [
-        "bisection: rows report [4] ranks, expected 8"
+        "bisection: rows report [4] ranks, expected 8",
+        "bisection: 'Number of Process 4', expected 8",
     ]
     upto = _end_of_last(text, lambda line: "Aggregate BW" in line)
     for cut in _line_cuts(text, upto):

@@ -79,8 +79,8 @@ def test_perftest_bandwidth_not_a_figure(bad):
 def test_bisection_bandwidth_not_a_figure(bad):
     row = ("4 Ranks, Msg Size:      {size} bytes, Node BW:    {bw} MB/sec/node,  "
            "Aggregate BW:   0.76 GB/sec\n")
-    text = "".join(row.format(size=s, bw=bad if s == 4096 else "381.77")
-                   for s in bisection.SIZES)
+    text = " Number of Process 4PPN: 2, Number of nodes: 2, Num_reps = 2\n" + "".join(
+        row.format(size=s, bw=bad if s == 4096 else "381.77") for s in bisection.SIZES)
     problems = bisection.missing(bisection.parse_bisection(text), ranks=4)
     assert problems == [f"bisection: node bandwidth at 4 KiB is {float(bad):g}, not a finite "
                         "positive number"], problems

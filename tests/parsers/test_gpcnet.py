@@ -1,6 +1,9 @@
 """GPCNeT's network_test and network_load_test outputs: our runs of a real build
 (tests/data/real-outputs-local), the public format samples of a default and a -DVERBOSE build
-(tests/data/real-outputs, placeholder figures), their errors, and every cut."""
+(tests/data/real-outputs, placeholder figures), a site's run wrapped by its job script (the HPE
+Slingshot fabric validation guide: counts before, the NICs' counters after), their errors, and
+every cut. Identity (counts, one run, each key once, impact factors against the tables):
+tests/parsers/test_programs_identity.py."""
 
 from __future__ import annotations
 
@@ -22,7 +25,9 @@ NT_VCLUSTER = "gpcnet-network_test-1.3-ompi4.1-vcluster-2-nodes.txt"
 NLT_VCLUSTER = "gpcnet-network_load_test-1.3-ompi4.1-vcluster-10-nodes.txt"
 NT_SAMPLE = "gpcnet-network_test-1.3-superbench-sample.txt"
 NLT_VERBOSE = "gpcnet-network_load_test-1.3-verbose-superbench-sample.txt"
-WHOLE = [NT_LOCAL, NLT_LOCAL, NT_VCLUSTER, NLT_VCLUSTER, NT_SAMPLE]
+NT_HPE = "gpcnet-network_test-1.3-slingshot-hpe-site-wrapped.txt"
+NLT_HPE = "gpcnet-network_load_test-1.3-slingshot-hpe-site-wrapped.txt"
+WHOLE = [NT_LOCAL, NLT_LOCAL, NT_VCLUSTER, NLT_VCLUSTER, NT_SAMPLE, NT_HPE, NLT_HPE]
 ERRORS = ["gpcnet-network_test-1.3-ompi4.1-local-one-host-error.txt",
           "gpcnet-network_load_test-1.3-ompi4.1-local-one-host-error.txt",
           "gpcnet-network_load_test-superbench-too-few-nodes.txt"]
@@ -81,6 +86,7 @@ def test_vcluster_runs_over_tcp_between_nodes():
 def test_verbose_sample_is_read_and_its_zero_impact_factors_refused():
     res = parse_gpcnet(read(NLT_VERBOSE))
     assert res.verbose and res.program == "network_load_test"
+    assert res.per_congestor == 100  # the sample's placeholder (8 congestor nodes make 2)
     titles = [t.title for t in res.tables]
     assert titles[:2] == [ISOLATED, "Isolated Congestion Tests"]
     assert f"{LOADED} (RR Two-sided BW+Sync Network Test)" in titles
@@ -90,8 +96,13 @@ def test_verbose_sample_is_read_and_its_zero_impact_factors_refused():
     assert all(len(t.rows) == 5 for t in res.loaded_tables())
     assert res.impact("Multiple Allreduce") == (0.0, 0.0)
     problems = missing(res, verbose=True)
-    assert len(problems) == 6 and all("is not a positive number" in p for p in problems)
-    assert all(KEY_RESULTS in p for p in problems)
+    zero = [p for p in problems if "is not a positive number" in p]
+    assert len(zero) == 6 and all(KEY_RESULTS in p for p in zero)
+    # its 0.0X factors contradict its tables (10000.0 / 10000.0), and its node split
+    contradicts = [p for p in problems if "contradicts the tables" in p]
+    assert len(contradicts) == 6, problems
+    assert problems[0] == "gpcnet: min 100 nodes per congestor, but 8 congestor nodes make 2"
+    assert len(problems) == 13
 
 
 @pytest.mark.parametrize("name", ERRORS)
@@ -102,16 +113,39 @@ def test_error_outputs_fail_with_their_line(name):
                                                "at least"), problems
 
 
+def test_a_site_wrapped_run_is_read_whole():
+    """The HPE Slingshot fabric validation guide's run_gpc_tests.sh prints the node and rank
+    counts before GPCNeT and the 8 NICs' tx/rx counters after its last table (64 nodes x 32
+    ranks): those lines are the site's, GPCNeT's output is whole."""
+    nt = parse_gpcnet(read(NT_HPE))
+    assert (nt.program, nt.ranks, nt.nodes, nt.runs, nt.foreign) == ("network_test", 2048, 64,
+                                                                     1, [])
+    assert nt.isolated("RR Two-sided BW").values == {"Avg": 4086.5, "99%": 2504.7}
+    assert missing(nt, program="network_test", ranks=2048, nodes=64, verbose=False) == []
+    nlt = parse_gpcnet(read(NLT_HPE))
+    assert (nlt.test_nodes, nlt.congestor_nodes, nlt.per_congestor) == (13, 51, 12)
+    assert nlt.impact("RR Two-sided BW+Sync") == (1.0, 1.0)
+    assert missing(nlt, program="network_load_test", ranks=2048, nodes=64, verbose=False) == []
+
+
 @pytest.mark.parametrize("name", WHOLE)
-def test_every_cut_is_incomplete(name):
+def test_every_cut_is_read_exactly_or_incomplete(name):
+    """A cut inside GPCNeT's output is never whole; a cut in the lines a site printed after it
+    (after its last bar) reads GPCNeT's tables exactly as the whole output does."""
     text = read(name)
-    assert missing(parse_gpcnet(text)) == []
+    whole = parse_gpcnet(text)
+    assert missing(whole) == []
+    tool_end = text.rindex("-+\n") + 3
     for end in range(len(text) - 1, 0, -1):
         try:
-            problems = missing(parse_gpcnet(text[:end]))
+            cut = parse_gpcnet(text[:end])
         except ParseError:
             continue
-        assert problems, f"{name} cut at {end} of {len(text)} passes"
+        problems = missing(cut)
+        if end >= tool_end:
+            assert problems == [] and cut.tables == whole.tables, (name, end, problems)
+        else:
+            assert problems, f"{name} cut at {end} of {len(text)} passes"
 
 
 def test_a_lost_row_or_unit_or_figure_is_named():

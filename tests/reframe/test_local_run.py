@@ -216,3 +216,19 @@ def test_an_injected_posting_delay_fails_the_scaling_check(tmp_path):
     reason = _fail_reason(run, "AllToManyScalingTest")
     assert re.search(r"time per iteration grows \S+x from 2 to 32 iterations", reason), reason
     assert run.case("AllToManyTest %iterations=32")["result"] == "pass"
+
+
+def test_whole_runs_slowed_fail_the_check_across_runs(tmp_path):
+    """The runs of 16 and 32 iterations slowed in every iteration (20 us more posting, `-i 1:20`
+    in those runs only), beside healthy runs of 2 and 8: no run shows it within itself, the
+    comparison across runs (the all-to-many (Cori) notes' table) fails naming the runs."""
+    run = run_reframe(["--system", "local", "-r", "-n", "AllToMany",
+                       "-S", "AllToManyTest.inject=1:20",
+                       "-S", "AllToManyTest.inject_min_iterations=16"], tmp_path, timeout=600,
+                      env={"OSU_HOME": "", "IMB_HOME": ""})
+    assert run.returncode != 0, run.output[-4000:]
+    reason = _fail_reason(run, "AllToManyScalingTest")
+    assert re.search(r"time per iteration grows \S+x across separate runs, from the \d+-iteration "
+                     r"run to the (16|32)-iteration run", reason), reason
+    for n in (2, 8, 16, 32):
+        assert run.case(f"AllToManyTest %iterations={n}")["result"] == "pass"

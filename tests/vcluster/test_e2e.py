@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import pytest
-from alltomany_trials import run_trials
+from alltomany_trials import partition_run_limit, run_across_trials, run_trials
 from vcluster_session import held_cluster, leftovers, vcluster
 
 from fabrictest.vcluster.plan import Plan
@@ -39,6 +39,9 @@ pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ["-S", "size_profile=quick", "-S", "TxRxTest.nmsg=2000"]
+#: repetitions of the all-to-many runs compared across (each run's level is its lowest; about
+#: 10 ms per iteration here, so 5 keep a round of them to seconds), and of the slowed ones
+RUN_REPS, FAULTY_REPS = 5, 3
 
 
 def txrx(scenario: str, span: str) -> str:
@@ -301,12 +304,7 @@ def node_status(cluster, name: str) -> dict:
     return json.loads(vcluster(cluster.state, "status", "--json").stdout)["nodes"][name]
 
 
-def test_all_to_many_check_catches_a_2x_growth(cluster, tmp_path):
-    """AllToManyScalingTest's verdict on real all-to-many runs across the 4 nodes (one rank
-    each, `srun --mpi=pmix`, TCP between the namespaces): 10 healthy runs pass, 10 runs with a
-    posting delay that doubles the time per iteration from 2 to 32 iterations fail.
-    Measured 2026-11-24 (docs/c-programs.md): healthy 0.67-0.76 end-to-end, 1.00 posting;
-    `-i 17:29689`: 1.39-1.97 end-to-end, 1.85-2.48 posting."""
+def _alltomany_launch(cluster, tmp_path):
     build = subprocess.run(["make", "-C", str(ROOT / "src" / "c"), f"O={tmp_path}"],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
@@ -318,8 +316,30 @@ def test_all_to_many_check_catches_a_2x_growth(cluster, tmp_path):
                               capture_output=True, text=True, env=env, timeout=180)
         assert proc.returncode == 0, proc.stderr[-2000:]
         return proc.stdout
+    return launch
 
-    trials = run_trials(launch, nprocs=4, ppn=1, count=10)
+
+def test_all_to_many_check_catches_a_2x_growth(cluster, tmp_path):
+    """AllToManyScalingTest's verdict within a run on real all-to-many runs across the 4 nodes
+    (one rank each, `srun --mpi=pmix`, TCP between the namespaces): 10 healthy runs pass, 10
+    runs with a posting delay that doubles the time per iteration from 2 to 32 iterations fail.
+    Measured 2026-11-24 (docs/c-programs.md): healthy 0.67-0.76 end-to-end, 1.00 posting;
+    `-i 17:29689`: 1.39-1.97 end-to-end, 1.85-2.48 posting."""
+    trials = run_trials(_alltomany_launch(cluster, tmp_path), nprocs=4, ppn=1, count=10)
+    print("\n" + trials.shown())
+    assert trials.passing(trials.healthy) == trials.healthy, trials.shown()
+    assert trials.passing(trials.faulty) == [], trials.shown()
+
+
+def test_all_to_many_check_across_runs_catches_slowed_runs(cluster, tmp_path):
+    """AllToManyScalingTest's verdict across runs (the all-to-many (Cori) notes' table) on the
+    same cluster: 10 healthy rounds of runs of 2, 8, 16 and 32 iterations pass at the
+    vcluster's limit (alltomany_max_run_growth), 10 rounds whose 16- and 32-iteration runs are
+    slowed in every iteration fail (RUN_REPS repetitions each, FAULTY_REPS for the slowed
+    runs: each run's level is its lowest). Measured: docs/c-programs.md."""
+    trials = run_across_trials(_alltomany_launch(cluster, tmp_path), nprocs=4, ppn=1, count=10,
+                               limit=partition_run_limit("vcluster"), reps=RUN_REPS,
+                               faulty_reps=FAULTY_REPS)
     print("\n" + trials.shown())
     assert trials.passing(trials.healthy) == trials.healthy, trials.shown()
     assert trials.passing(trials.faulty) == [], trials.shown()

@@ -126,6 +126,11 @@ system = {
                 # node sets and bisection's halves from the cluster's own Slurm topology
                 **({"topology": str(PLAN.topology_conf)}
                    if PLAN.fabric and PLAN.topology_conf.is_file() else {}),
+                # all-to-many across separate runs: 4 ranks' processes share the 2 cores, so a
+                # run's lowest time per iteration moved 6.6-13.7 ms between healthy runs of one
+                # iteration count (ratios up to 1.25 in 3 rounds, 2026-11-27): judged at 2x here
+                # (1.5x within a run); runs slowed 5x fail it (tests/vcluster/test_e2e.py)
+                "alltomany_max_run_growth": 2.0,
                 **_preflight_extras(PLAN),
             },
         }

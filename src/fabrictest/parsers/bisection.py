@@ -10,6 +10,13 @@ Num_reps = 2``) and other ranks' fragments may appear anywhere. Rows::
 and, verbose, ``Pair (0<->2) Elapsed time =      0.01 sec (  1234.56 MB/sec)``.
 ``node_mbps`` is MB/s per node (10^6 bytes); ``aggregate_gbps`` is the aggregate in **GB/s**
 (10^9 bytes per second, as printed ``GB/sec``), not gigabits.
+
+What must hold (:func:`missing`): rank 0's header line once (a second one is a second run),
+every size once, the header's process, node and per-node counts and repetitions those of the
+job (when given) and consistent with each other (nodes x PPN = processes), and each row's two
+figures consistent: the program prints Node BW = MB / t / nodes and Aggregate BW = MB / 1000 /
+t, so Aggregate x 1000 = Node x nodes within the printed rounding. A node never moves more than
+its links carry (:func:`above_line_rate`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, sizes_missing
 from .errors import ParseError
+from .physical import MARGIN
 
 #: the sizes the program measures, in order: 1 KiB .. 2 MiB (the Slingshot acceptance notes'
 #: program and ours)
@@ -28,6 +36,8 @@ _NPROCS = re.compile(r"Number of Process\s*(\d+)")
 _PPN = re.compile(r"PPN:\s*(\d+)")
 _NODES = re.compile(r"Number of nodes:\s*(\d+)")
 _REPS = re.compile(r"Num_reps\s*=\s*(\d+)")
+# rank 0's line (the other ranks print only "Number of Process N" fragments)
+_RANK0 = re.compile(r"PPN:\s*\d+,\s*Number of nodes:\s*\d+,\s*Num_reps\s*=\s*\d+")
 # a figure as C's printf can write it, "inf"/"nan"/negative included (missing() names them)
 _FIGURE = r"([-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan))"
 _ROW = re.compile(
@@ -65,6 +75,7 @@ class BisectionResult:
     rows: list[BisectionRow]
     pairs: list[BisectionPair] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside a line
+    headers: int = 1  # rank 0's 'PPN: ..., Number of nodes: ...' lines (one per run)
 
     def largest(self) -> BisectionRow:
         """The row of the largest message size."""
@@ -108,23 +119,34 @@ def parse_bisection(text: str) -> BisectionResult:
         rows=rows,
         pairs=pairs,
         cut_mid_line=ends_mid_line(text),
+        headers=len(_RANK0.findall(text)),
     )
 
 
-def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES) -> list[str]:
-    """What keeps ``result`` from being a whole run: one row per size of ``sizes`` (the
-    program prints no closing line: only the missing sizes show a cut), each reporting
-    ``ranks`` ranks when given. Empty when whole."""
+def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES,
+            nodes: int | None = None, ppn: int | None = None,
+            reps: int | None = None) -> list[str]:
+    """What keeps ``result`` from being a whole run: rank 0's header once, one row per size of
+    ``sizes`` (the program prints no closing line: only the missing sizes show a cut), each
+    size once, each row's figures finite and consistent with each other, and the counts of the
+    job when given (``ranks`` in the header and every row, ``nodes``, ``ppn``, ``reps``).
+    Empty when whole."""
     problems = []
     if result.cut_mid_line:
         problems.append("bisection: output ends mid-line (cut short)")
-    gap = sizes_missing("bisection", [r.size for r in result.rows], list(sizes))
-    if gap:
+    if result.headers != 1:
+        problems.append(f"bisection: {result.headers} 'PPN: ..., Number of nodes: ...' header "
+                        "lines, expected 1" + (" (several runs in one output?)"
+                                               if result.headers > 1 else ""))
+    got = [r.size for r in result.rows]
+    twice = sorted({s for s in got if got.count(s) > 1})
+    if twice:
+        problems.append("bisection: " + ", ".join(human_bytes(s) for s in twice) +
+                        " printed more than once")
+    gap = sizes_missing("bisection", got, list(sizes))
+    if gap and not twice:
         problems.append(gap)
-    if ranks is not None:
-        wrong = sorted({r.ranks for r in result.rows if r.ranks != ranks})
-        if wrong:
-            problems.append(f"bisection: rows report {wrong} ranks, expected {ranks}")
+    problems += _count_problems(result, ranks, nodes, ppn, reps)
     for r in result.rows:
         # the aggregate is printed in GB/s with 2 decimals: 0.00 for a slow small-size row
         for what, value, zero_ok in (("node bandwidth", r.node_mbps, False),
@@ -132,4 +154,55 @@ def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES) -> l
             where = f"bisection: {what} at {human_bytes(r.size)}"
             if (p := not_a_figure(where, value, zero_ok=zero_ok)):
                 problems.append(p)
+    problems += _contradictions(result)
     return problems
+
+
+def _count_problems(result: BisectionResult, ranks, nodes, ppn, reps) -> list[str]:
+    problems = []
+    if ranks is not None:
+        wrong = sorted({r.ranks for r in result.rows if r.ranks != ranks})
+        if wrong:
+            problems.append(f"bisection: rows report {wrong} ranks, expected {ranks}")
+        if result.nprocs is not None and result.nprocs != ranks:
+            problems.append(f"bisection: 'Number of Process {result.nprocs}', expected {ranks}")
+    for name, got, want in (("nodes", result.nodes, nodes), ("PPN", result.ppn, ppn),
+                            ("Num_reps", result.reps, reps)):
+        if want is not None and got != want:
+            problems.append(f"bisection: {name} {got}, expected {want}")
+    if None not in (result.nodes, result.ppn, result.nprocs) and \
+            result.nodes * result.ppn != result.nprocs:
+        problems.append(f"bisection: {result.nodes} nodes x PPN {result.ppn} is not "
+                        f"{result.nprocs} processes")
+    return problems
+
+
+def _contradictions(result: BisectionResult) -> list[str]:
+    """Rows whose aggregate is not their node figure x nodes / 1000 (printed %9.2f MB/s and
+    %6.2f GB/s: within 0.005 GB/s plus the node figure's rounding)."""
+    if not result.nodes:
+        return []
+    problems = []
+    for r in result.rows:
+        if not_a_figure("", r.node_mbps) or not_a_figure("", r.aggregate_gbps, zero_ok=True):
+            continue  # named as not a figure
+        expected = r.node_mbps * result.nodes / 1000
+        if abs(expected - r.aggregate_gbps) > 0.005 + 0.005 * result.nodes / 1000 + 1e-9:
+            problems.append(f"bisection: at {human_bytes(r.size)} the aggregate "
+                            f"{r.aggregate_gbps:g} GB/s contradicts {r.node_mbps:g} MB/s per "
+                            f"node x {result.nodes} nodes ({expected:.2f} GB/s)")
+    return problems[:3]
+
+
+def above_line_rate(result: BisectionResult, line_rate_gbps: float,
+                    what: str = "line rate") -> list[str]:
+    """Rows whose bandwidth per node (what each node sends across the bisection, and
+    receives) is above ``line_rate_gbps`` x :data:`MARGIN`: impossible."""
+    problems = []
+    for r in result.rows:
+        gbps = r.node_mbps * 8e-3
+        if gbps > line_rate_gbps * MARGIN:
+            problems.append(f"bisection: {r.node_mbps:g} MB/s per node at {human_bytes(r.size)} "
+                            f"= {gbps:.4g} Gb/s, above the {line_rate_gbps:g} Gb/s {what} x "
+                            f"{MARGIN:g} margin: impossible")
+    return problems[:3]

@@ -29,6 +29,22 @@ bandwidth the "99%" column is the 1st percentile from the bottom (the worst 1 %)
 The programs print no closing line: the last table's bar closes the output. An error before the
 tables is one line ``ERROR: ...`` on stdout (e.g. ``this application must be run on at least
 10 nodes``).
+
+A site's job script may print around GPCNeT's output (the HPE Slingshot fabric validation
+guide's ``run_gpc_tests.sh``: node and rank counts before, the NICs' counters after): lines
+before the header and after the last table's closing bar are not GPCNeT's and are ignored. A
+line that is not GPCNeT's between its header and its last table (inside a table, between two
+tables) is kept in ``foreign`` and makes the output not whole: it was cut there, or another
+writer's lines run through it. A second header (two runs in one output) is counted in ``runs``
+and refused as ambiguous; a table or a row printed twice is refused, never read first-wins.
+
+What the output must agree with (:func:`missing`): the job's ranks and nodes
+(``Test with R MPI ranks (N nodes)``); network_load_test's split of the nodes, GPCNeT's own
+rule (``floor(0.8 N)`` congestor nodes, at least 8, the rest running the network tests, at
+least 2, and ``floor(congestors / 4)`` per congestor); and the Congestion Impact Factors,
+which GPCNeT computes from the printed averages and 99th percentiles (loaded / isolated for
+latency, isolated / loaded for bandwidth, printed to one decimal): a factor that differs
+from the tables' by more than that rounding contradicts them.
 """
 
 from __future__ import annotations
@@ -39,6 +55,7 @@ from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, require_text
 from .errors import ParseError
+from .physical import MARGIN
 
 ISOLATED = "Isolated Network Tests"
 CONGESTORS = "Isolated Congestion Tests"
@@ -62,10 +79,22 @@ LOAD_CONGESTORS = {"Alltoall": BW, "Two-sided Incast": BW, "Put Incast": BW, "Ge
 _HEADER = re.compile(r"^(Network|NetworkLoad) Tests v(\d+(?:\.\d+)*)\s*$", re.M)
 _RANKS = re.compile(r"Test with (\d+) MPI ranks \((\d+) nodes\)")
 _TEST_NODES = re.compile(r"(\d+) nodes running Network Tests")
-_CONGESTOR_NODES = re.compile(r"(\d+) nodes running Congestion Tests")
+_CONGESTOR_NODES = re.compile(r"(\d+) nodes running Congestion Tests(?: \(min (\d+) nodes per "
+                              r"congestor\))?")
 _BAR = re.compile(r"^\+[-+]+\+\s*$")
 _ERROR = re.compile(r"^ERROR: .*$", re.M)
 _SIZE = re.compile(r"\s*\(\s*\d+ B\)$")
+#: network_load_test's share of congestor nodes, the fewest of each kind and the congestors
+#: (GPCNeT's CONGESTOR_NODE_FRAC, its refusal below 2 + 2 x NUM_CONGESTOR_TESTS nodes)
+CONGESTOR_FRACTION = 0.8
+MIN_TEST_NODES, NUM_CONGESTORS = 2, 4
+MIN_CONGESTOR_NODES = 2 * NUM_CONGESTORS
+#: how far a printed impact factor may be from the tables' ratio: its own rounding to 0.1
+IMPACT_ROUNDING = 0.05 + 1e-9
+#: rows whose partner is on another node (random ring): their rate per rank, times the ranks
+#: of a node, crosses that node's link
+CROSSING_ROWS = ("RR Two-sided BW", "RR Put BW", "RR Two-sided BW+Sync")
+MIB_GBPS = (1 << 20) * 8 / 1e9  # Gb/s in one MiB/s
 
 
 @dataclass(frozen=True)
@@ -100,8 +129,12 @@ class GpcnetResult:
     congestor_nodes: int | None
     tables: list[GpcnetTable]
     errors: list[str]
-    closed: bool  # the output ends with a table's bar
-    cut_mid_line: bool = False
+    closed: bool  # GPCNeT's output ends with a table's bar
+    cut_mid_line: bool = False  # ... inside one of GPCNeT's lines (not a site's after it)
+    per_congestor: int | None = None  # "(min N nodes per congestor)"
+    runs: int = 1  # headers in the output: more than one is ambiguous
+    foreign: list[str] = field(default_factory=list)  # not GPCNeT's, inside its output
+    duplicates: list[str] = field(default_factory=list)  # tables and rows printed twice
 
     @property
     def verbose(self) -> bool:
@@ -135,61 +168,93 @@ def _value(cell: str, name: str) -> float:
         raise ParseError(f"gpcnet: {name}: {cell!r} is not a number") from None
 
 
+def _is_table_line(line: str) -> bool:
+    return line.startswith("|") or bool(_BAR.match(line))
+
+
 def parse_gpcnet(text: str) -> GpcnetResult:
     text = require_text(text, "GPCNeT")
-    head = _HEADER.search(text)
+    heads = list(_HEADER.finditer(text))
     errors = _ERROR.findall(text)
-    if head is None:
+    if not heads:
         if errors:  # failed before its header (too few nodes): still GPCNeT's verdict
             return GpcnetResult("", "", None, None, None, None, [], errors, False,
                                 ends_mid_line(text))
         raise ParseError("not GPCNeT output: no 'Network Tests v...' or 'NetworkLoad Tests v...'"
                          " line")
-    program = "network_test" if head.group(1) == "Network" else "network_load_test"
-    ranks = _RANKS.search(text)
+    head = heads[0]
+    # this run's text: from its header to the next header (a second run, refused in missing)
+    end = heads[1].start() if len(heads) > 1 else len(text)
+    run = text[head.start():end]
+    lines = run[head.end() - head.start():].splitlines()
     tables: list[GpcnetTable] = []
     table: GpcnetTable | None = None
     after_outer = False
+    foreign: list[str] = []
+    pending: list[str] = []  # lines not GPCNeT's: inside its output if a table line follows
+    duplicates: list[str] = []
     last_line = ""
-    for line in text[head.end():].splitlines():
+    for line in lines:
         if not line.strip():
             continue
+        if not _is_table_line(line):
+            if not tables and line.startswith(" "):  # the header's counts and legend
+                foreign += pending
+                pending = []
+            else:
+                pending.append(line)
+            continue
+        foreign += pending
+        pending = []
         last_line = line
         if _BAR.match(line):
             after_outer = "+" not in line.strip()[1:-1]  # an outer bar has no inner joints
             continue
-        if not line.startswith("|"):
-            continue
         cells = _cells(line)
         if after_outer and len(cells) == 1:  # a title row
             table = GpcnetTable(re.sub(r"\s+", " ", cells[0]).replace("( ", "("))
+            if any(t.title == table.title for t in tables):
+                duplicates.append(f"the '{table.title}' table printed twice")
             tables.append(table)
         elif table is None:
-            continue
+            pass
         elif cells[0] == "Name":
             table.columns = cells[1:] if table.title != KEY_RESULTS else []
         elif cells[0] == "" and table.title == KEY_RESULTS:
             table.columns = cells[1:]  # Avg, 99%
         elif table.title == KEY_RESULTS:
             values = {c: _value(v, cells[0]) for c, v in zip(table.columns, cells[1:], strict=False)}
-            table.rows.append(GpcnetRow(cells[0], values, "X"))
+            _add_row(table, GpcnetRow(cells[0], values, "X"), duplicates)
         elif cells[0] and table.columns:
             cols = table.columns[:-1]  # the last column is Units
             values = {c: _value(v, cells[0]) for c, v in zip(cols, cells[1:-1], strict=False)}
-            table.rows.append(GpcnetRow(cells[0], values, cells[-1]))
+            _add_row(table, GpcnetRow(cells[0], values, cells[-1]), duplicates)
         after_outer = False
+    ranks = _RANKS.search(run)
+    congestors = _CONGESTOR_NODES.search(run)
     return GpcnetResult(
-        program=program,
+        program="network_test" if head.group(1) == "Network" else "network_load_test",
         version=head.group(2),
         ranks=int(ranks.group(1)) if ranks else None,
         nodes=int(ranks.group(2)) if ranks else None,
-        test_nodes=_int(_TEST_NODES, text),
-        congestor_nodes=_int(_CONGESTOR_NODES, text),
+        test_nodes=_int(_TEST_NODES, run),
+        congestor_nodes=int(congestors.group(1)) if congestors else None,
         tables=tables,
         errors=errors,
         closed=bool(_BAR.match(last_line)),
-        cut_mid_line=ends_mid_line(text),
+        # the text ends inside GPCNeT's own last line, not inside a line a site printed after it
+        cut_mid_line=ends_mid_line(text) and not pending and len(heads) == 1,
+        per_congestor=int(congestors.group(2)) if congestors and congestors.group(2) else None,
+        runs=len(heads),
+        foreign=foreign,
+        duplicates=duplicates,
     )
+
+
+def _add_row(table: GpcnetTable, row: GpcnetRow, duplicates: list[str]) -> None:
+    if any(r.name == row.name for r in table.rows):
+        duplicates.append(f"{row.name} printed twice in '{table.title}'")
+    table.rows.append(row)
 
 
 def _int(pattern: re.Pattern[str], text: str) -> int | None:
@@ -224,22 +289,29 @@ def _table_problems(table: GpcnetTable | None, title: str, expected: dict[str, s
 
 
 def missing(result: GpcnetResult, program: str | None = None, ranks: int | None = None,
-            verbose: bool | None = None) -> list[str]:
-    """What keeps ``result`` from being a whole run of ``program`` with ``ranks`` ranks from a
-    default (``verbose=False``) or ``-DVERBOSE`` build (each checked when given; the build is
-    otherwise told by the columns): no ERROR line; every table of that build with every row,
-    its units and finite, non-negative figures (positive for rates and impact factors);
-    network_load_test's Congestion Impact Factor of every network test (Avg and 99%); the last
-    table closed by its bar. Empty when whole."""
+            verbose: bool | None = None, nodes: int | None = None) -> list[str]:
+    """What keeps ``result`` from being a whole run of ``program`` with ``ranks`` ranks on
+    ``nodes`` nodes from a default (``verbose=False``) or ``-DVERBOSE`` build (each checked
+    when given; the build is otherwise told by the columns): no ERROR line; one run, nothing
+    but GPCNeT's lines inside it, every table and row once; every table of that build with
+    every row, its units and finite, non-negative figures (positive for rates and impact
+    factors); network_load_test's split of the nodes as GPCNeT makes it and the Congestion
+    Impact Factor of every network test (Avg and 99%), agreeing with the tables; the last table
+    closed by its bar. Empty when whole."""
     problems = [f"gpcnet: {e}" for e in result.errors]
     if result.cut_mid_line:
         problems.append("gpcnet: output ends mid-line (cut short)")
     if not result.program:
         return problems or ["gpcnet: no header"]
+    if result.runs > 1:
+        problems.append(f"gpcnet: {result.runs} runs in one output (headers 'Network... Tests "
+                        "v...'): ambiguous, which one is this test's?")
+    problems += [f"gpcnet: a line that is not GPCNeT's inside its output (cut there, or "
+                 f"another writer's): {line.strip()[:80]!r}" for line in result.foreign[:3]]
+    problems += [f"gpcnet: {d}" for d in result.duplicates]
     if program is not None and result.program != program:
         problems.append(f"gpcnet: output of {result.program}, expected {program}")
-    if ranks is not None and result.ranks != ranks:
-        problems.append(f"gpcnet: {result.ranks} ranks, expected {ranks}")
+    problems += _count_problems(result, ranks, nodes)
     built_verbose = result.verbose
     if verbose is not None and built_verbose != verbose:
         problems.append("gpcnet: output of a " + ("-DVERBOSE" if built_verbose else "default") +
@@ -261,6 +333,94 @@ def missing(result: GpcnetResult, program: str | None = None, ranks: int | None 
             problems += _table_problems(result.table(LOADED), LOADED, LOAD_TESTS, stats)
         problems += _table_problems(result.table(KEY_RESULTS), KEY_RESULTS,
                                     dict.fromkeys(LOAD_TESTS, "X"), STATS)
+        problems += impact_problems(result)
     if not result.closed:
         problems.append("gpcnet: the last table is not closed by its bar (cut short)")
+    return problems
+
+
+def _count_problems(result: GpcnetResult, ranks: int | None, nodes: int | None) -> list[str]:
+    problems = []
+    if result.ranks is None or result.nodes is None:
+        return ["gpcnet: no 'Test with R MPI ranks (N nodes)' line"]
+    if ranks is not None and result.ranks != ranks:
+        problems.append(f"gpcnet: {result.ranks} ranks, expected {ranks}")
+    if nodes is not None and result.nodes != nodes:
+        problems.append(f"gpcnet: {result.nodes} nodes, expected {nodes} (GPCNeT counts the "
+                        "hosts by name)")
+    if not 1 <= result.nodes <= result.ranks:
+        problems.append(f"gpcnet: {result.ranks} ranks on {result.nodes} nodes is impossible")
+    if result.program != "network_load_test":
+        return problems
+    test, cong = result.test_nodes, result.congestor_nodes
+    if test is None or cong is None:
+        return [*problems, "gpcnet: no 'N nodes running Network Tests' and 'N nodes running "
+                           "Congestion Tests' lines"]
+    want_cong = math.floor(CONGESTOR_FRACTION * result.nodes)
+    if (test, cong) != (result.nodes - want_cong, want_cong) or test < MIN_TEST_NODES or \
+            cong < MIN_CONGESTOR_NODES:
+        problems.append(f"gpcnet: {test} nodes running network tests and {cong} running "
+                        f"congestion tests on {result.nodes} nodes; GPCNeT runs "
+                        f"{result.nodes - want_cong} and {want_cong} (at least "
+                        f"{MIN_TEST_NODES} and {MIN_CONGESTOR_NODES})")
+    elif result.per_congestor is not None and result.per_congestor != cong // NUM_CONGESTORS:
+        problems.append(f"gpcnet: min {result.per_congestor} nodes per congestor, but "
+                        f"{cong} congestor nodes make {cong // NUM_CONGESTORS}")
+    return problems
+
+
+def _loaded_row(result: GpcnetResult, test: str) -> GpcnetRow | None:
+    if result.verbose:
+        table = next((t for t in result.loaded_tables()
+                      if t.title == f"{LOADED_PREFIX}{test} Network Test)"), None)
+    else:
+        table = result.table(LOADED)
+    return table.row(test) if table else None
+
+
+def impact_problems(result: GpcnetResult) -> list[str]:
+    """The Congestion Impact Factors that contradict the tables they come from (GPCNeT: the
+    printed loaded / isolated figure for latency, isolated / loaded for bandwidth, rounded to
+    0.1). Rows or figures that are absent are :func:`missing`'s to name."""
+    key, iso = result.table(KEY_RESULTS), result.table(ISOLATED)
+    if key is None or iso is None:
+        return []
+    problems = []
+    for test, units in LOAD_TESTS.items():
+        printed, base, loaded = key.row(test), iso.row(test), _loaded_row(result, test)
+        if printed is None or base is None or loaded is None:
+            continue
+        for col in STATS:
+            b, n, x = base.values.get(col), loaded.values.get(col), printed.values.get(col)
+            if b is None or n is None or x is None:
+                continue
+            num, den = (n, b) if units == LAT else (b, n)
+            ratio = num / den if den else math.inf
+            if not (math.isfinite(ratio) and math.isfinite(x)) or \
+                    abs(ratio - x) > IMPACT_ROUNDING:
+                problems.append(f"gpcnet: {test} impact factor {col} {x:g}X contradicts the "
+                                f"tables ({'loaded' if units == LAT else 'isolated'} {num:g} / "
+                                f"{'isolated' if units == LAT else 'loaded'} {den:g} = "
+                                f"{ratio:.3g})")
+    return problems
+
+
+def above_line_rate(result: GpcnetResult, line_rate_gbps: float,
+                    what: str = "line rate") -> list[str]:
+    """Rates no node could carry: a random-ring row's average per rank (its partner on another
+    node) times the ranks of a node, above ``line_rate_gbps`` x :data:`MARGIN`."""
+    if not result.ranks or not result.nodes:
+        return []
+    per_node = result.ranks / result.nodes
+    problems = []
+    for table in result.tables:
+        for row in table.rows:
+            avg = row.values.get("Avg")
+            if row.test not in CROSSING_ROWS or row.units != BW or avg is None:
+                continue
+            gbps = avg * per_node * MIB_GBPS
+            if gbps > line_rate_gbps * MARGIN:
+                problems.append(f"gpcnet: {row.name} in '{table.title}': {avg:g} MiB/s/rank x "
+                                f"{per_node:g} ranks per node = {gbps:.4g} Gb/s, above the "
+                                f"{line_rate_gbps:g} Gb/s {what} x {MARGIN:g} margin: impossible")
     return problems
