@@ -64,7 +64,7 @@ class OsuBase(FabricTest):
         """The largest size put on the command line (0: none, OSU's default)."""
         return self.max_size or (QUICK_MAX_SIZE if self.size_profile == "quick" else 0)
 
-    def iterations(self) -> int:
+    def asked_iterations(self) -> int:
         """The iterations put on the command line (-i; 0: OSU's default)."""
         return self.osu_iterations or 0
 
@@ -73,8 +73,8 @@ class OsuBase(FabricTest):
         top = self.asked_top()
         if top:
             opts += ["-m", f"1:{top}" if top > 1 else str(top)]
-        if self.iterations():
-            opts += ["-i", str(self.iterations())]
+        if self.asked_iterations():
+            opts += ["-i", str(self.asked_iterations())]
         return opts
 
     @run_after("setup")

@@ -145,7 +145,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
         "must be K:USEC (from iteration K >= 1 on, USEC microseconds > 0) or empty"),
     "inject_min_iterations": whole_between(0, 1 << 31),
     # switches
-    **{name: flag for name in ("counter_snapshots", "verbose_build", "fail_on_suspect")},
+    **{name: flag for name in ("counter_snapshots", "verbose_build", "fail_on_suspect",
+                               "validation")},
     # words
     "launcher": choice("slurm", "sim"),
     "size_profile": choice("full", "quick"),
@@ -153,6 +154,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     "verbs": choice("nic", "sim"),
     "transport": choice("uc", "rc"),
     "connection": choice("RC", "UC", "UD"),
+    "stage1": choice("use", "ignore"),  # leave out the nodes stage 1 failed, or not
     # text the tool reading it judges: a program, a file, a hostlist, options, perftest modes
     **{name: text for name in ("program", "reference_file", "expect_from", "sim_nodes")},
     **{name: texts for name in ("sweep_options", "modes")},
@@ -160,6 +162,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     **{name: family_data for name in ("scenario", "informational_perf_vars",
                                       "informational_here", "reference_aliases",
                                       "measured_with", "spack_specs")},
+    # records set after setup (fabric_provenance.py), not options
+    **{name: family_data for name in ("suite_commit", "mpi_version", "reference_sha256")},
 }
 
 

@@ -111,7 +111,7 @@ class OsuCollectiveTest(OsuBase):
     def asked_top(self) -> int:
         return super().asked_top() or int(self.extra("osu_collective_max_size", 0))
 
-    def iterations(self) -> int:
+    def asked_iterations(self) -> int:
         return self.osu_iterations or int(self.extra("osu_collective_iter", 0))
 
     @run_after("setup")
@@ -120,15 +120,15 @@ class OsuCollectiveTest(OsuBase):
         self.executable = self.osu_binary(self.benchmark)
         short = self.benchmark.removeprefix("osu_")
         opts = [] if short in SIZELESS else self.size_opts()
-        if short in SIZELESS and self.iterations():
-            opts = ["-i", str(self.iterations())]
+        if short in SIZELESS and self.asked_iterations():
+            opts = ["-i", str(self.asked_iterations())]
         if self.validation and short not in SIZELESS:
             opts += ["-c"] + (["-T", "mpi_float"] if short in REDUCTIONS else [])
         self.executable_opts = opts
         hostlist = self.node_set()
         if hostlist and self.is_slurm:
             self.job.options += [f"--nodelist={first_nodes(hostlist, nodes)}"]
-        self.record_shaping(num_nodes=nodes, osu_iterations=self.iterations())
+        self.record_shaping(num_nodes=nodes, osu_iterations=self.asked_iterations())
         self.place(nodes, ppn, round_robin=False)
         self.descr = (f"OSU {short} over {self.scope} ({nodes} nodes x {ppn} ranks"
                       f"{', one host' if _virtual else ''})")
