@@ -46,7 +46,12 @@ from reframe.core.exceptions import SanityError
 
 from fabrictest.parsers import ParseError
 from fabrictest.sweep.expectation import ExpectationError, from_reference_file
-from fabrictest.txrx.options import DEFAULT_MSG_SIZE, DEFAULT_NUM_BLKS, DEFAULT_NUM_CMSGS
+from fabrictest.txrx.options import (
+    DEFAULT_MSG_SIZE,
+    DEFAULT_NUM_BLKS,
+    DEFAULT_NUM_CMSGS,
+    option_problem,
+)
 
 EXIT_LINE = "fabric-sweep exit status:"
 
@@ -86,6 +91,12 @@ class SweepTest(FabricCheck):
     # level, and the calibrated pair rate with expect_from) and its verdict fails the test, so
     # every figure is informational: recorded, never judged against a reference entry.
     informational_perf_vars = [r".+"]
+
+    def value_problems(self) -> dict[str, str]:
+        """The pair options txrx itself would refuse (its own rule), before any launch."""
+        why = option_problem(self.method, msg_size=self.msg_size, nmsg=self.nmsg,
+                             timeout=float(self.pair_timeout))
+        return {"txrx": f"txrx would refuse the sweep's pairs: {why}"} if why else {}
 
     @run_after("init")
     def simulation_runs_anywhere(self):

@@ -41,6 +41,7 @@ from fabrictest.txrx.options import (
     DEFAULT_NMSG,
     DEFAULT_NUM_BLKS,
     DEFAULT_NUM_CMSGS,
+    option_problem,
 )
 
 
@@ -83,6 +84,16 @@ class TxRxTest(FabricTest):
         r"tx_\w+_gbps": "tx_gbps",
         r"node_\w+_rx_gbps": "node_gbps",
     }
+
+    def value_problems(self) -> dict[str, str]:
+        """The options txrx itself would refuse (its own rule: ``-S msg_size=12`` is not a
+        multiple of 8 B), before any launch (fabric_variables: family rules)."""
+        why = option_problem(
+            self.method, msg_size=self.msg_size, num_blks=self.num_blks,
+            num_cmsgs=self.num_cmsgs, nmsg=self.nmsg, timeout=self.txrx_timeout,
+            line_rate=self.txrx_line_rate,
+            transport=self.transport if self.method == "rdma" else None)
+        return {"txrx": f"txrx would refuse these options: {why}"} if why else {}
 
     def needs_gpu(self) -> bool:
         return self.buffer != "host"

@@ -183,3 +183,33 @@ def test_counter_snapshots_false_turns_them_off(tmp_path):
     assert run.returncode == 0, run.output[-3000:]
     assert "counters --out-dir" not in run.job_script(case.replace("%", " %"))
     assert "counters --out-dir" in run.job_script("BisectionTest")
+
+
+@pytest.mark.slow
+def test_a_message_size_txrx_refuses_is_refused_at_setup(tmp_path):
+    """`-S msg_size=12` (not a multiple of 8 B) was submitted and came back as a launch
+    failure (issue 28): the tool's own rule (txrx.options.option_problem), which fabric-sweep
+    also calls, refuses it when the test is made, before any job."""
+    case = "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host"
+    run = run_reframe(["--system", "local", "-r", "-n", case, "-S", "msg_size=12"], tmp_path,
+                      timeout=300)
+    assert run.returncode != 0, run.output[-3000:]
+    assert "Traceback" not in run.output
+    for reason in _reasons(run, "TxRxTest"):
+        assert "txrx would refuse these options: --msg-size 12 does not fit the buffer " \
+               "limits: a multiple of 8 bytes" in reason, reason
+    assert not list(tmp_path.rglob("rfm_job.out")), "a job ran"
+
+
+def test_the_tools_rule_is_the_one_the_families_and_the_sweep_call():
+    from fabrictest.sweep.options import UsageError, check_txrx
+    from fabrictest.txrx.options import option_problem
+
+    assert option_problem("mpi", msg_size=65536) is None
+    why = option_problem("mpi", msg_size=12)
+    assert why and "multiple of 8" in why
+    with pytest.raises(UsageError, match="txrx would refuse it: --msg-size 12"):
+        check_txrx("mpi", 12, 100, 10, 100, 10.0)
+    assert "32-bit immediate" in option_problem("rdma", nmsg=1 << 33)
+    with pytest.raises(TypeError):
+        option_problem("mpi", msg_sise=8)

@@ -176,15 +176,12 @@ def check_txrx(method: str, msg_size: int, nmsg: int, num_blks: int, num_cmsgs: 
                timeout: float) -> None:
     """The tx/rx tool's own limits (ring size, message size), checked here rather than by
     every pair failing with the same usage error and every node looking unreachable."""
-    from ..txrx.errors import UsageError as TxrxUsage
-    from ..txrx.options import Options, validate
+    from ..txrx.options import option_problem
 
-    opts = Options(nrx=1, nlink=1, method=method, msg_size=msg_size, nmsg=nmsg,
-                   num_blks=num_blks, num_cmsgs=num_cmsgs, timeout=timeout)
-    try:
-        validate(opts)
-    except TxrxUsage as err:
-        raise UsageError(f"txrx would refuse it: {err}") from None
+    why = option_problem(method, msg_size=msg_size, nmsg=nmsg, num_blks=num_blks,
+                         num_cmsgs=num_cmsgs, timeout=timeout)
+    if why:
+        raise UsageError(f"txrx would refuse it: {why}")
 
 
 def fail(message: str) -> int:

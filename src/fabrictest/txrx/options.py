@@ -17,6 +17,7 @@ message and leave at least one. `--timeout` is finite, above 0 and at most one h
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -153,6 +154,25 @@ def _check_inject_loss(opts: Options) -> None:
             f"{what} = {k} skipped messages per transmitter exceeds the limit of {MAX_SKIPPED}"
             " (a transmitter lists them, 8 bytes each): lower --nmsg or --inject-loss"
         )
+
+
+def option_problem(method: str = "mpi", **values) -> str | None:
+    """Why txrx would refuse these options (one line, its own words), or None: the tool's
+    rules, for callers that pass options on (the ReFrame families, ``fabric-sweep``) and must
+    refuse them before any launch. ``values``: :class:`Options` fields; unset ones take the
+    tool's defaults, one receiver and one transmitter."""
+    from fabrictest.txrx.errors import UsageError
+
+    known = {f.name for f in dataclasses.fields(Options)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise TypeError(f"not txrx options: {', '.join(unknown)}")
+    try:
+        validate(Options(nrx=1, nlink=1, method=method,
+                         **{k: v for k, v in values.items() if v is not None}))
+    except UsageError as err:
+        return str(err)
+    return None
 
 
 def validate(opts: Options, world_size: int | None = None) -> None:
