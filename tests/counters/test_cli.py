@@ -265,6 +265,7 @@ def _gathered(root: Path) -> dict:
     return {c.name: (c.value, c.bits) for c in snap.counters if c.source == "ib"}
 
 
+@pytest.mark.proc  # the command runs a stand-in tool (perfquery, scontrol)
 def test_perfquery_x_64_bit_values_replace_the_saturated_sysfs_ones(tmp_path, monkeypatch):
     root = tmp_path / "sys"
     _ib_tree(root)
@@ -273,6 +274,7 @@ def test_perfquery_x_64_bit_values_replace_the_saturated_sysfs_ones(tmp_path, mo
                                "port_xmit_wait": (0, 64)}
 
 
+@pytest.mark.proc  # the command runs a stand-in tool (perfquery, scontrol)
 def test_without_the_additional_counters_the_sysfs_widths_stand(tmp_path, monkeypatch):
     root = tmp_path / "sys"
     _ib_tree(root)

@@ -245,6 +245,7 @@ def slurm_sweep(capsys, tmp_path, uplink: str, *extra: str):
     return rc, text.split("\nverdict:\n", 1)[1].splitlines(), data
 
 
+@pytest.mark.proc  # the command runs a stand-in tool (perfquery, scontrol)
 def test_every_pair_across_a_slow_uplink_is_not_healthy(allocation, capsys, monkeypatch):
     rc, lines, data = slurm_sweep(capsys, allocation, "0.035")
     assert rc == 1 and lines == [lines[0]], lines
@@ -264,6 +265,7 @@ def test_every_pair_across_a_slow_uplink_is_not_healthy(allocation, capsys, monk
     assert data["level_unjudged"] == "--no-reference" and data["expected"] is None
 
 
+@pytest.mark.proc  # the command runs a stand-in tool (perfquery, scontrol)
 def test_a_healthy_allocation_passes_with_its_topology_and_reference(allocation, capsys):
     rc, lines, data = slurm_sweep(capsys, allocation, "0.19")
     assert (rc, lines) == (0, ["suspects: none"])
@@ -271,6 +273,7 @@ def test_a_healthy_allocation_passes_with_its_topology_and_reference(allocation,
     assert [u["suspect"] for u in data["uplinks"]] == [False, False]
 
 
+@pytest.mark.proc  # the command runs a stand-in tool (perfquery, scontrol)
 def test_without_a_reference_the_level_is_said_to_be_unjudged(allocation, capsys, monkeypatch):
     monkeypatch.setenv("SLURM_CLUSTER_NAME", "elsewhere")
     rc, lines, data = slurm_sweep(capsys, allocation, "0.19")
