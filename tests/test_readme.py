@@ -74,6 +74,13 @@ def test_relative_links_resolve(doc: Path):
     assert not broken, f"{doc.relative_to(ROOT)}: " + "; ".join(broken)
 
 
+@pytest.mark.parametrize("doc", [README, *DOCS], ids=lambda p: str(p.relative_to(ROOT)))
+def test_code_fences_close(doc: Path):
+    """A moved block that lost its opening or closing fence turns the rest of the page inside out."""
+    fences = [line for line in doc.read_text().splitlines() if line.startswith("```")]
+    assert len(fences) % 2 == 0, f"{doc.relative_to(ROOT)}: {len(fences)} fence lines"
+
+
 def _readme_commands() -> list[list[str]]:
     commands = []
     for block in BASH_BLOCK.findall(README.read_text()):
