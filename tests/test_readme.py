@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -92,8 +91,14 @@ def _readme_commands() -> list[list[str]]:
 
 
 def _console_scripts() -> dict[str, str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return project["scripts"]
+    """pyproject.toml's [project.scripts] (tomllib from Python 3.11; the README asks for 3.10+)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the table's `name = "module:func"` lines
+        table = text.split("\n[project.scripts]\n", 1)[1].split("\n[", 1)[0]
+        return dict(re.findall(r'^([\w-]+)\s*=\s*"([^"]+)"', table, re.M))
+    return tomllib.loads(text)["project"]["scripts"]
 
 
 def _help_exit(entry_point: str) -> tuple[int, str]:
