@@ -1,7 +1,7 @@
 """`local` is +gpu where nvidia-smi lists a GPU and a CUDA toolkit is there (fabrictest.gpus):
 then its %buffer=cuda cases are listed; a GPU without a toolkit, or no GPU, lists none. Here a
 stand-in nvidia-smi and NVIDIA's CUDA runtime wheel stand for them (the real H100 run:
-README, "Checking the GPU paths")."""
+docs/gpu.md, "Checking the GPU paths before acceptance")."""
 
 from __future__ import annotations
 
