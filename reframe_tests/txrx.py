@@ -67,7 +67,7 @@ class TxRxTest(FabricTest):
     txrx_timeout = variable(Real, value=120.0)
     #: Gbps txrx judges its own time per message against (--line-rate: it says when it cannot
     #: fill the link, and the test then fails as tool-bound); unset: the partition's
-    #: line_rate_gbps (none, or every rank on one host: not judged)
+    #: line_rate_gbps (none, or the streams on one host: not judged)
     txrx_line_rate = variable(Real, type(None), value=None)
     #: verbs provider of --method rdma: 'nic' (pyverbs on a +rdma partition) or 'sim' (the
     #: simulated provider, FABRICTEST_VERBS=sim: the rdma code path without a NIC, anywhere;
@@ -140,10 +140,12 @@ class TxRxTest(FabricTest):
             "--timeout",
             self.txrx_timeout,
         ]
-        # txrx says when it is tool-bound; where every rank shares one host there is no link
-        # to fill (the partition's figure is the memory's ceiling): judged only when asked
+        # txrx says when it is tool-bound; where the streams stay on one host (the same-node
+        # scenario, or a one-host partition: the partition's figure is then the memory's
+        # ceiling) there is no link to fill: judged only when asked
+        on_one_host = self.scenario == "same-node" or one_host(self.current_partition)
         line_rate = self.txrx_line_rate or (
-            None if one_host(self.current_partition) else self.extra("line_rate_gbps"))
+            None if on_one_host else self.extra("line_rate_gbps"))
         if line_rate and not self.simulated:
             opts += ["--line-rate", line_rate]
         if self.buffer != "host":
