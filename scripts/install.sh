@@ -42,8 +42,11 @@ apt_install() {
         printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod 755 "$policy"; own_policy=1
     fi
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # another apt (unattended-upgrades on a fresh machine) may hold the lock: wait for it, at
+    # most APT_LOCK_TIMEOUT seconds (default 300), then fail with apt's own message
+    local wait=(-o "DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT:-300}")
+    apt-get "${wait[@]}" update -qq
+    apt-get "${wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     [[ $own_policy == 1 ]] && rm -f "$policy"
     return 0
 }
