@@ -23,6 +23,7 @@ NEEDS = {"OsuGpuAwareTest": "gpu", "NicHealthTest": "rdma", "PerftestWriteBwTest
 FAMILY_NEEDS = {
     "OsuPt2PtTest": ("osu",),
     "OsuMbwMrTest": ("osu",),
+    "OsuCollectiveTest": ("osu",),
     "OsuGpuAwareTest": ("osu", "gpu"),
     "ImbTest": ("imb",),
     "PerftestWriteBwTest": ("rdma", "perftest"),
@@ -76,6 +77,7 @@ FAMILIES = (
     "BisectionTest",
     "OsuPt2PtTest",
     "OsuMbwMrTest",
+    "OsuCollectiveTest",
     "OsuGpuAwareTest",
     "ImbTest",
     "PerftestWriteBwTest",
