@@ -17,19 +17,15 @@ failure reason, or ``PASSED``.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from recordings import read
+from standin_rfm import run_standins
 from table import py
 
 from fabrictest.parsers import ParseError, imb, osu
 
-ROOT = Path(os.environ.get("HOSTILE_ROOT") or Path(__file__).resolve().parents[2]).resolve()
 LOCAL_GBPS = 40_000  # local's line rate: the shared-memory ceiling
 VCLUSTER_GBPS = 0.2  # the vcluster's tbf-shaped links
 ALLREDUCE = "osu_allreduce-7.4-validation-float-ompi4.1-local.txt"
@@ -213,36 +209,10 @@ def _run(d: Path) -> dict:
     bins = work / "bin"
     bins.mkdir(parents=True, exist_ok=True)
     _standins(bins)
-    venv = ROOT / ".venv" / "bin"
-    exe = venv / "reframe" if (venv / "reframe").exists() else Path(sys.executable).with_name(
-        "reframe")
-    env = dict(os.environ, OSU_HOME=str(bins), IMB_HOME=str(bins),
-               PATH=f"{bins}{os.pathsep}{venv}{os.pathsep}{os.environ.get('PATH', '')}",
-               RFM_CONFIG_FILES=str(ROOT / "config" / "reframe" / "settings.py"),
-               RFM_REFERENCE_PREFIX=str(ROOT / "reference"), RFM_COLORIZE="n",
-               FABRICTEST_RESULTS_DB=str(work / "results.db"),
-               FABRICTEST_RFM_LOG=str(work / "reframe.log"))
-    if os.geteuid() == 0:
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    argv = [str(exe), "-c", str(ROOT / "reframe_tests"), "--system", "local", "-r",
-            "--prefix", str(work / "prefix"), "--perflogdir", str(work / "perflogs"),
-            "--report-file", str(work / "report.json"), "-S", "missing_reference=warn",
-            "-n", "OsuCollectiveTest%benchmark=osu_allreduce", "-n", "ImbTest%benchmark=allreduce",
-            "-P", "osu_iterations=" + ",".join(map(str, STANDIN_OSU)),
-            "-P", "max_repetitions=" + ",".join(map(str, STANDIN_IMB))]
-    try:
-        subprocess.run(argv, capture_output=True, text=True, timeout=400, env=env, cwd=work,
-                       start_new_session=True)
-    except subprocess.TimeoutExpired:
-        _RUNS[str(d)] = {"hang": "reframe did not finish within 400 s (a hang)"}
-        return _RUNS[str(d)]
-    report = work / "report.json"
-    cases = json.loads(report.read_text()).get("runs", [{}])[0].get("testcases", []) \
-        if report.exists() else []
-    _RUNS[str(d)] = {tc["display_name"].replace(" ", ""): (
-        "PASSED" if tc.get("result") == "pass" else " ".join(str(tc.get("fail_reason")).split()))
-        for tc in cases}
+    _RUNS[str(d)] = run_standins(work, bins, [
+        "-n", "OsuCollectiveTest%benchmark=osu_allreduce", "-n", "ImbTest%benchmark=allreduce",
+        "-P", "osu_iterations=" + ",".join(map(str, STANDIN_OSU)),
+        "-P", "max_repetitions=" + ",".join(map(str, STANDIN_IMB))])
     return _RUNS[str(d)]
 
 
