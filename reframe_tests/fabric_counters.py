@@ -40,7 +40,7 @@ from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from fabric_placement import one_host
+from fabric_placement import job_nodes, one_host
 from fabric_references import reference_prefix
 from fabric_types import Flag
 from reframe.core.builtins import run_after, run_before, variable
@@ -157,7 +157,7 @@ class CounterChecks(rfm.RegressionTestPlugin):
         return verdict
 
     def expected_counter_nodes(self) -> list[str]:
-        nodelist = list(getattr(self.job, "nodelist", None) or [])
+        nodelist = job_nodes(self)
         if len(nodelist) == self.counter_launch_nodes:
             return nodelist
         hosts = self.placed_hosts()

@@ -37,6 +37,18 @@ def node_count(part) -> int:
     return int(part.extras.get("num_nodes", len(nodes) if nodes else 1))
 
 
+def job_nodes(test) -> list[str]:
+    """The nodes ``test``'s job ran on, as the scheduler reported them; ``[]`` where it never
+    saw them. ReFrame's ``squeue`` scheduler asks ``scontrol show hostname`` for a node list it
+    never polled when the job ended before its first poll, and gets ``None`` back as a host
+    name; where the partition lists its nodes, a name outside that list is not one."""
+    names = [str(n) for n in (getattr(getattr(test, "job", None), "nodelist", None) or [])]
+    known = test.current_partition.extras.get("nodes") if test.current_partition else None
+    if known:
+        return names if all(n in known for n in names) else []
+    return [] if any(n in ("None", "") for n in names) else names
+
+
 def gpus_on(part) -> int:
     """The GPUs a node of partition ``part`` has: its ``devices`` of type ``gpu`` (crusher's 8
     GCDs; on ``local`` the GPUs ``nvidia-smi`` lists), 0 where it declares none."""

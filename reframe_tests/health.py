@@ -23,6 +23,7 @@ from pathlib import Path
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_placement import job_nodes
 from fabric_stage1 import write_record
 from reframe.core.builtins import run_after, run_before, variable
 
@@ -132,7 +133,7 @@ class NicHealthTest(FabricTest):
             for node, reason in rep.no_device.items():
                 verdicts[node] = f"no RDMA device: {reason}"
             why = "reported nothing"
-        for node in getattr(self.job, "nodelist", None) or []:
+        for node in job_nodes(self):
             verdicts.setdefault(node, why)
         if verdicts and self.outputdir:
             write_record(self, verdicts)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
-from fabric_placement import one_host
+from fabric_placement import job_nodes, one_host
 from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
@@ -159,5 +159,5 @@ class ImbTest(FabricTest):
 
     def figure_place(self, var, failed):
         """A collective's nodes (the job's), as a hostlist."""
-        got = list(getattr(self.job, "nodelist", None) or []) if self.collective else []
+        got = job_nodes(self) if self.collective else []
         return (compress(got), f"{len(got)} nodes") if got else ("", "")

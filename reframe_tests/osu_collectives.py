@@ -33,7 +33,7 @@ import reframe as rfm
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_osu import OsuBase
-from fabric_placement import one_host
+from fabric_placement import job_nodes, one_host
 from fabric_types import Flag
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
@@ -179,7 +179,7 @@ class OsuCollectiveTest(OsuBase):
         """The node set the figure was measured on: its hostlist, or the job's nodes."""
         nodes = self.node_set()
         if nodes is None:
-            got = list(getattr(self.job, "nodelist", None) or [])
+            got = job_nodes(self)
             nodes = compress(got) if got else ""
         where = f"{self.scope} node set" if self.scope != "all" else "all nodes"
         return nodes, f"{where}, {self.num_tasks_per_node} per node"

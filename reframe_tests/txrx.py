@@ -28,7 +28,7 @@ from __future__ import annotations
 import reframe as rfm
 from fabric_base import FabricTest
 from fabric_line_rate import link_rate
-from fabric_placement import one_host
+from fabric_placement import job_nodes, one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 from scenario_math import txrx_layout
@@ -250,7 +250,7 @@ class TxRxTest(FabricTest):
         placed = self.placed_hosts()
         if placed:
             return placed[: self.layout.nodes]
-        nodelist = list(getattr(self.job, "nodelist", None) or [])
+        nodelist = job_nodes(self)
         return nodelist if len(nodelist) == self.layout.nodes else []
 
     def links(self) -> list[Link]:

@@ -64,3 +64,26 @@ def test_health_family_options_from_extras():
                                                      "--topology", "t.txt"]
     none = SimpleNamespace(extra={}.get, has_feature=lambda name: True)
     assert NicHealthTest.fabric_options(none) == []
+
+
+def _job(nodelist, nodes=None):
+    extras = {"nodes": nodes} if nodes is not None else {}
+    return SimpleNamespace(job=SimpleNamespace(nodelist=nodelist),
+                           current_partition=SimpleNamespace(extras=extras))
+
+
+@pytest.mark.parametrize("nodelist,nodes,expected", [
+    (["node01", "node02"], ["node01", "node02", "node03"], ["node01", "node02"]),
+    # ReFrame's squeue scheduler never saw the job run: `scontrol show hostname None`
+    (["None"], ["node01", "node02"], []),
+    (["None"], None, []),
+    (["nid001", "nid002"], None, ["nid001", "nid002"]),
+    (None, None, []),
+])
+def test_the_jobs_nodes_are_only_real_node_names(nodelist, nodes, expected):
+    """A CI run's stage-1 record held a node "None" (reported nothing): the health job had
+    ended before the squeue scheduler's first poll, and every later case needed one node
+    more than had passed."""
+    from fabric_placement import job_nodes
+
+    assert job_nodes(_job(nodelist, nodes)) == expected

@@ -38,12 +38,17 @@ BIN = Path(sys.executable).parent
 
 
 def sweep(env: dict, tmp_path: Path, name: str, *topology: str):
-    """`salloc -N 8 fabric-sweep --topology ...`: (exit code, verdict lines, json path)."""
+    """`salloc -N 8 fabric-sweep --topology ...`: (exit code, verdict lines, json path).
+
+    Without the system's reference: vcluster's was measured on the bridged cluster, and the
+    routed shapes' paths go through switch namespaces (a CI run added a line below that
+    reference, lower bound -5 %, beside the degraded link's). What these tests claim is the
+    link's name; the reference judgement is tests/sweep's."""
     out = tmp_path / f"{name}.json"
     cmd = ["salloc", "--partition=vc", "--nodes=8", "--exclusive", "--no-kill", "--time=10",
            f"--job-name=shape-{name}", str(BIN / "fabric-sweep"), "--launcher", "slurm",
            "--seed", "5", "--nmsg", "300", "--pair-timeout", "40", "--json", str(out),
-           "--no-pairs", "-q", *topology]
+           "--no-pairs", "-q", "--no-reference", *topology]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600,
                           cwd=tmp_path)
     (tmp_path / f"{name}.log").write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
