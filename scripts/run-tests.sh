@@ -13,8 +13,8 @@ if [ "${1:-}" = "--fast" ]; then
     FAST=1
     shift
 fi
-if [ "$FAST" = 0 ] || [ ! -x "$ROOT/.venv/bin/python" ]; then
-    "$ROOT/scripts/install.sh"
+if [ "$FAST" = 0 ] || [ ! -x "$ROOT/.venv/bin/pytest" ]; then
+    "$ROOT/scripts/install.sh" dev
 fi
 # shellcheck disable=SC1091
 source "$ROOT/.venv/bin/activate"
