@@ -43,7 +43,8 @@ def job_nodes(test) -> list[str]:
     never polled when the job ended before its first poll, and gets ``None`` back as a host
     name; where the partition lists its nodes, a name outside that list is not one."""
     names = [str(n) for n in (getattr(getattr(test, "job", None), "nodelist", None) or [])]
-    known = test.current_partition.extras.get("nodes") if test.current_partition else None
+    part = getattr(test, "current_partition", None)
+    known = part.extras.get("nodes") if part is not None else None
     if known:
         return names if all(n in known for n in names) else []
     return [] if any(n in ("None", "") for n in names) else names
