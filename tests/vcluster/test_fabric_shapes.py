@@ -119,6 +119,22 @@ class TestFatTree:
                 got += re.findall(r"From (\S+) icmp_seq=1 Time to live exceeded", proc.stdout)
             assert got == want, (src, dst)
 
+    def test_a_flap_bounces_the_link_mpi_uses(self, cluster):
+        """On a routed fabric `vcluster flap` turns the leaf's port of the node's fabric link
+        (hsn0, MPI's), not the bridge's veth: hsn0's carrier_changes grows by 2 per flap and
+        eth0's not at all."""
+        state, _env = cluster
+
+        def carrier(dev: str) -> int:
+            return int(subprocess.run(
+                ["ip", "netns", "exec", "vc-node02", "cat", f"/sys/class/net/{dev}/carrier_changes"],
+                capture_output=True, text=True, timeout=30, check=True).stdout)
+
+        before = carrier("hsn0"), carrier("eth0")
+        said = vcluster(state, "flap", "node02", "--times", "2", "--interval", "0.5").stdout
+        assert "node02: link flapped 2 times" in said
+        assert (carrier("hsn0") - before[0], carrier("eth0") - before[1]) == (4, 0)
+
     def test_a_degraded_leaf_spine_link_is_named_by_sweep_and_attribute(self, cluster, tmp_path):
         state, env = cluster
         vcluster(state, "degrade-link", "leaf1", "spine1", "50mbit")

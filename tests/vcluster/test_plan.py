@@ -239,3 +239,26 @@ def test_pmix_fences_are_narrow_trees_next_to_slurm_conf(tmp_path):
     conf = conf_dict(plan.slurm_conf_text())
     assert conf["MpiDefault"] == ["pmix"]
     assert conf["TreeWidth"] == ["2"]
+
+
+def test_a_flap_turns_the_link_it_is_given_and_leaves_it_up(monkeypatch, tmp_path):
+    """faults.flap with a routed fabric's switch port (set_link): down, up, per flap, and up
+    again when a turn fails."""
+    from fabrictest.vcluster import faults
+    from fabrictest.vcluster.shell import VClusterError
+
+    monkeypatch.setattr(faults.time, "sleep", lambda s: None)
+    node = Plan(state_dir=tmp_path, nodes=2).node("node01")
+    turns: list[bool] = []
+    assert faults.flap(node, 2, 1.0, set_link=turns.append) == 2
+    assert turns == [False, True, False, True, True]
+
+    def fails_down(is_up: bool) -> None:
+        turns.append(is_up)
+        if not is_up:
+            raise VClusterError("ip: cannot find device")
+
+    turns.clear()
+    with pytest.raises(VClusterError):
+        faults.flap(node, 1, 1.0, set_link=fails_down)
+    assert turns == [False, True]

@@ -223,7 +223,9 @@ class Cluster:
         n = self.plan.node(node)
         faults.check_flap(times, interval_s)
         self._require_up()
-        done = faults.flap(n, times, interval_s, log=self.log)
+        turn = ((lambda is_up: fabric_net.set_node_link(self.plan, n, is_up))
+                if self.plan.fabric else None)  # routed: the leaf's port, MPI's link
+        done = faults.flap(n, times, interval_s, log=self.log, set_link=turn)
         return (f"{n.name}: link flapped {done} time{'s' * (done != 1)} "
                 f"({faults.FLAP_DOWN_S:g} s down each)")
 

@@ -1,8 +1,10 @@
 """Faults on a node's link while a test runs: flaps (the link down and up) and random loss.
 
-* ``flap``: the bridge-side end of the node's veth pair down, then up, ``times`` times; the
-  node's ``eth0`` loses its carrier each time, so its ``carrier_changes`` grows by 2 per flap,
-  as a real NIC's does when its cable or switch port bounces;
+* ``flap``: the switch's end of the node's link down, then up, ``times`` times (the bridge's
+  end of its veth pair; on a routed fabric, its leaf switch's port, the link MPI uses): the
+  node's NIC (``eth0``, or ``hsn0`` on a routed fabric) loses its carrier each time, so its
+  ``carrier_changes`` grows by 2 per flap, as a real NIC's does when its cable or switch port
+  bounces;
 * ``loss``: a share of the frames the node sends (tx), receives (rx) or both dropped at random
   on the bridge, with an nftables ``bridge`` table (``numgen random``): the node's TCP
   retransmits what it sent and lost, which ``/proc/net/snmp`` counts (``RetransSegs``). This
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 
 from .plan import Node
 from .shaping import BOTH, PlanError, directions
@@ -49,23 +52,33 @@ def check_flap(times: int, interval_s: float) -> None:
         raise PlanError(f"--interval {interval_s}: between {FLAP_DOWN_S} and 600 seconds")
 
 
-def flap(node: Node, times: int, interval_s: float, log=None) -> int:
+def flap(node: Node, times: int, interval_s: float, log=None,
+         set_link: Callable[[bool], None] | None = None) -> int:
     """The node's link down for :data:`FLAP_DOWN_S` and up again, ``times`` times, one flap
-    every ``interval_s`` seconds; returns the flaps done (the link is up at the end)."""
+    every ``interval_s`` seconds; returns the flaps done (the link is up at the end).
+    ``set_link(up)`` turns the link's switch end (default: the bridge's end of its veth)."""
     check_flap(times, interval_s)
+
+    def bridge_end(is_up: bool) -> None:
+        run(["ip", "link", "set", node.veth, "up" if is_up else "down"])
+
+    turn = set_link or bridge_end
     done = 0
     try:
         for i in range(times):
             if i:
                 time.sleep(interval_s - FLAP_DOWN_S)
-            run(["ip", "link", "set", node.veth, "down"])
+            turn(False)
             time.sleep(FLAP_DOWN_S)
-            run(["ip", "link", "set", node.veth, "up"])
+            turn(True)
             done += 1
             if log:
                 log(f"{node.name}: flap {done} of {times}")
     finally:
-        run(["ip", "link", "set", node.veth, "up"], check=False)
+        try:
+            turn(True)
+        except VClusterError:
+            pass  # the flap's own error is the one to see
     return done
 
 
