@@ -13,7 +13,9 @@
   (``reference_aliases``);
 * a performance failure that says where and by how much: ``node03 (pairs-of-three, stream
   node03->node01): stream_gbps 0.0477 Gbps is 75 % below its reference 0.19 (lower bound
-  -20 %)``; families name the place in :meth:`ReferenceChecks.figure_place`.
+  -20 %)``; families name the place in :meth:`ReferenceChecks.figure_place`. The reference,
+  its bounds and the accepted interval are the checked reference's the figure was judged
+  against (the object ReFrame's tuple was made from), not recomputed from ReFrame's verdict.
 """
 
 from __future__ import annotations
@@ -56,9 +58,11 @@ def _g(x) -> str:
     return f"{x:.4g}" if isinstance(x, (int, float)) else str(x)
 
 
-def miss_words(value: float, ref: float, lower, upper) -> str:
-    """``is 15 % below its reference 0.19 (lower bound -5 %)`` (or above and the upper bound)."""
-    above = upper is not None and value > ref * (1 + upper) if ref >= 0 else False
+def miss_words(value: float, reference: refs.Reference) -> str:
+    """``is 15 % below its reference 0.19 (lower bound -5 %)`` (or above and the upper bound):
+    the figure against the checked reference it was judged against."""
+    ref, lower, upper = reference.value, reference.lower, reference.upper
+    above = value > reference.bounds()[1] if ref >= 0 else False
     bound = f"upper bound +{upper * 100:.3g} %" if above else (
         f"lower bound {lower * 100:.3g} %" if lower is not None else "no lower bound")
     side = "above" if above else "below"
@@ -66,7 +70,6 @@ def miss_words(value: float, ref: float, lower, upper) -> str:
         return f"is {side} its reference {ref:.4g} ({bound})"
     change = abs(value - ref) / abs(ref) * 100
     return f"is {change:.3g} % {side} its reference {ref:.4g} ({bound})"
-
 
 
 @sn.deferrable
@@ -89,6 +92,9 @@ class ReferenceState:
     unit_errors: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)
     unreferenced: list[str] = field(default_factory=list)
+    #: the figures handed to ReFrame and the checked reference each is judged against (a
+    #: per-item figure: its headline's); ReFrame's tuples are made from these objects
+    judged: dict[str, refs.Reference] = field(default_factory=dict)
     #: why the figures the file gives no reference on this system are informational here
     informational: str | None = None
 
@@ -214,7 +220,7 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             if var not in state.refused and ref.outside_strict_band():
                 getlogger().info(
                     f"{self.display_name}: {var} {' and '.join(ref.outside_strict_band())} "
-                    f"(loose: {state.file.classes[name].loose_reason(keys, var)})")
+                    f"(loose: {ref.loose_reason})")
         judged = {}  # figure -> the figure of the file whose bounds it takes
         for var in self.perf_variables:
             source = var if var in found else self.headline_of(var)
@@ -234,6 +240,7 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
         state.unreferenced = unjudged + [
             v for v in self.perf_variables if v not in judged and v in state.refused
             and not self.informational(v)]
+        state.judged = {var: found[source] for var, source in judged.items()}
         self.reference = refs.for_reframe(state.file, name, keys, judged) if judged else {}
         for var, func in list(self.perf_variables.items()):  # what ReFrame prints and stores
             self.perf_variables[var] = sn.make_performance_function(printable(func), func.unit)
@@ -279,11 +286,18 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
 
     def placed_failures(self, reframe_message: str) -> str:
         """ReFrame's performance failure reworded: each failing figure with its place and the
-        size of its drop (read from ReFrame's public ``perfvalues``)."""
+        size of its drop. Which figures failed and their values are ReFrame's verdict (its
+        public ``perfvalues``); the reference, its bounds and the accepted interval are those of
+        the checked reference the figure was handed to ReFrame from (``judged``)."""
         failed = {key.rsplit(":", 1)[-1]: v for key, v in self.perfvalues.items()
                   if v[-1] == "fail"}
+        state = getattr(self, "reference_state", None)
+        judged = state.judged if state is not None else {}
         lines, figures = [], []
-        for var, (value, ref, lower, upper, unit, _result) in failed.items():
+        for var, (value, *handed, unit, _result) in failed.items():
+            # ReFrame's own tuple only for a figure not handed to it from a checked reference
+            # (none: the base hands every one it judges)
+            reference = judged.get(var) or refs.Reference(*handed, unit)
             try:
                 who, where = self.figure_place(var, set(failed))
             except Exception as err:  # noqa: BLE001 - the verdict stands without the place
@@ -291,11 +305,11 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
                 who, where = "", ""
             context = ", ".join(x for x in (getattr(self, "scenario", ""), where) if x)
             subject = f"{who} ({context})" if who and context else (who or context)
-            drop = miss_words(value, ref, lower, upper)
+            drop = miss_words(value, reference)
             lines.append(f"{subject}: {self.headline_of(var)} {value:.4g} {unit} {drop}")
             if self.headline_of(var) == var:  # ReFrame's wording, for the headline figures
-                low, high = sn.reference_bounds(ref, lower, upper)
-                figures.append(f"{var}={value:.4g} {unit}, expected {ref:.4g} "
+                low, high = reference.bounds()
+                figures.append(f"{var}={value:.4g} {unit}, expected {reference.value:.4g} "
                                f"(l={_g(low)}, u={_g(high)})")
         if not lines:
             return reframe_message

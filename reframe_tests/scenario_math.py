@@ -9,6 +9,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from fabrictest.robust import MAD_TO_SIGMA
+
 
 @dataclass(frozen=True)
 class TxRxLayout:
@@ -127,7 +129,7 @@ def median_and_noise(samples: Sequence[float]) -> tuple[float, float]:
     if len(samples) < 3:
         return middle, math.inf
     mad = statistics.median(abs(x - middle) for x in samples)
-    return middle, 1.4826 * 1.2533 * mad / math.sqrt(len(samples))
+    return middle, MAD_TO_SIGMA * 1.2533 * mad / math.sqrt(len(samples))
 
 
 def posting_growth(e2e: Mapping[int, float], irecv: Mapping[int, float], few: int,

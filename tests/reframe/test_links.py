@@ -6,6 +6,7 @@ from __future__ import annotations
 from fabric_references import miss_words
 
 from fabrictest.links import Link, name_links, node_var, place_of, suspects
+from fabrictest.references import Reference
 
 
 def pairs_of_three_many():
@@ -53,6 +54,7 @@ def test_a_lone_pair_names_both_ends_and_a_bad_link_itself():
 
 
 def test_miss_words_give_the_drop_and_the_bound():
-    assert miss_words(0.161, 0.19, -0.05, None) == (
+    assert miss_words(0.161, Reference(0.19, -0.05, None, "Gbps")) == (
         "is 15.3 % below its reference 0.19 (lower bound -5 %)")
-    assert miss_words(0.3, 0.1, None, 0.2) == "is 200 % above its reference 0.1 (upper bound +20 %)"
+    assert miss_words(0.3, Reference(0.1, None, 0.2, "s")) == (
+        "is 200 % above its reference 0.1 (upper bound +20 %)")

@@ -61,11 +61,14 @@ variable neither indexed nor listed also means no reference. :func:`check_agains
 variable of a class. A calibration command writing a file must write ``measured_with`` with the
 values of its run.
 
-Where things are: :mod:`.model` (what a loaded file is: :class:`Reference`,
-:class:`ClassReferences`, :class:`ReferenceFile`), :mod:`.loading` (:func:`load` parses and
-validates one file, :func:`load_all`, :func:`for_reframe`: the ``$index``
-reference a test hands ReFrame, built from the loaded file), :mod:`.entry_lookup` (:func:`lookup` / :func:`resolve`: the
-reference ReFrame will use for a test's parameters, and its key path; :func:`coverage`),
+Where things are: :mod:`.model` (what a loaded file is: :class:`Reference`, one checked
+figure with its provenance, :class:`ClassReferences`, :class:`ReferenceFile`), :mod:`.loading`
+(:func:`load` parses and validates one file, the only parse of it, :func:`load_all`,
+:func:`for_reframe`: the ``$index`` reference a test hands ReFrame, made from the loaded
+file's :class:`Reference` objects), :mod:`.entry_lookup` (:func:`lookup` / :func:`resolve`:
+the loaded references ReFrame will use for a test's parameters, and their key path;
+:func:`coverage`), :mod:`.location` (:func:`reference_dir`: the one lookup of the reference
+directory),
 :mod:`.judging` (:func:`refusals`: which figures of a run have no usable reference;
 :func:`unit_mismatches`), :mod:`.consistency` (:func:`check_against`: a file against the
 tests' parameters, variables, units and shaping variables). Every name is importable from this

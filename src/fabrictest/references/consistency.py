@@ -62,7 +62,7 @@ def check_against(ref_file: ReferenceFile, specs: Mapping[str, TestSpec]) -> lis
                         f"{ref_file.path.name}: {name}.{'.'.join(keys)}.{var} unit {ref.unit!r}"
                         f" != the test's {unit!r}"
                     )
-                recorded = cref.measured_with(keys, var)
+                recorded = ref.measured_with
                 unsaid = [s for s in spec.shaped_by if s not in cref.index and s not in recorded]
                 if unsaid:
                     problems.append(

@@ -1,5 +1,6 @@
 """The entry ReFrame picks for a test: its key path in the file and its references, found the
-way ReFrame's own lookup finds them (exact key, else an anchored regex for string values)."""
+way ReFrame's own lookup finds them (exact key, else an anchored regex for string values), in
+the checked figures :func:`~.loading.load` made (nothing is parsed again)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .loading import parse_entry
-from .model import INDEX_KEY, Reference, ReferenceFile
+from .model import Reference, ReferenceFile
 
 
 def _match_key(level: Mapping[Any, Any], key: Any) -> Any:
@@ -28,16 +28,16 @@ def resolve(
 ) -> tuple[tuple[str, ...], dict[str, Reference]]:
     """The key path (as written in the file, system key first) and the references ReFrame uses
     for ``test_class`` on ``system`` with ``params`` (values of the ``$index`` names); raises
-    KeyError like ReFrame's lookup when there are none."""
+    KeyError like ReFrame's lookup when there are none. The references are the loaded file's
+    own :class:`~.model.Reference` objects (with their provenance)."""
     cref = ref_file.classes[test_class]
-    node: Any = {k: v for k, v in ref_file.raw[test_class].items() if k != INDEX_KEY}
+    node: Any = cref.tree
     path: list[str] = []
     for name in cref.index:
         key = _match_key(node, system if name == "$system" else params[name])
         node = node[key]
         path.append(str(key))
-    where = f"{ref_file.path.name}:{test_class}:{'.'.join(path)}"
-    return tuple(path), {var: parse_entry(f"{where}.{var}", val, var) for var, val in node.items()}
+    return tuple(path), dict(node)
 
 
 def lookup(
@@ -46,7 +46,6 @@ def lookup(
     """The references ReFrame uses for ``test_class`` on ``system`` with ``params`` (values of
     the ``$index`` names); raises KeyError like ReFrame's lookup when there are none."""
     return resolve(ref_file, test_class, system, params)[1]
-
 
 
 def coverage(

@@ -1,6 +1,9 @@
-"""Reading and validating one reference file: every entry must be able to fail, every
+"""Reading and validating one reference file, once: every entry must be able to fail, every
 ``measured_with`` must be values, every figure must have provenance (see the package's
-docstring for the format)."""
+docstring for the format). What :func:`load` returns holds each figure as a checked
+:class:`~.model.Reference` with its provenance, nested with the file's own keys
+(:attr:`~.model.ClassReferences.tree`); :func:`for_reframe` builds ReFrame's ``reference``
+from those objects."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import io
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ from .model import (
     Reference,
     ReferenceError,
     ReferenceFile,
+    merged_provenance,
     percent,
     reference_value_problem,
     side_that_matters,
@@ -166,7 +171,9 @@ def _check_measured_with(where: str, block: Any) -> None:
             )
 
 
-def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -> None:
+def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -> dict:
+    """The checked tree below ``node`` (``depth`` levels of the file's keys, then
+    ``{figure: Reference}``); each leaf dict also goes into ``out`` under its key path."""
     if not isinstance(node, Mapping):
         raise ReferenceError(f"{where}: expected a mapping at {'.'.join(keys) or 'top'}")
     if depth == 0:
@@ -176,9 +183,9 @@ def _walk(where: str, node: Any, depth: int, keys: tuple[str, ...], out: dict) -
                 raise ReferenceError(f"{where}: bad performance variable name {var!r}")
             values[var] = parse_entry(f"{where}:{'.'.join([*keys, var])}", val, var)
         out[keys] = values
-        return
-    for key, child in node.items():
-        _walk(where, child, depth - 1, (*keys, str(key)), out)
+        return values
+    return {key: _walk(where, child, depth - 1, (*keys, str(key)), out)
+            for key, child in node.items()}
 
 
 def load(
@@ -213,7 +220,7 @@ def load(
                 raise ReferenceError(
                     f"{where}: system key {sys_key!r} does not match the file's system {system!r}"
                 )
-        _walk(where, data, len(index), (), entries)
+        tree = _walk(where, data, len(index), (), entries)
         prov = provenance.get(name, {}) or {}
         if not isinstance(prov, Mapping):
             raise ReferenceError(f"{path.name}: {PROVENANCE_KEY}.{name} must be a mapping")
@@ -229,28 +236,29 @@ def load(
                 for dotted, entry in (block.get("values") or {}).items():
                     if isinstance(entry, Mapping):
                         _check_measured_with(f"{here}.values.{dotted}", entry.get(MEASURED_WITH))
-        cref = ClassReferences(name, index, entries, prov)
+        for keys, values in entries.items():  # each figure with its source (the same dicts
+            for var, ref in values.items():    # as the tree's leaves)
+                values[var] = replace(ref, provenance=merged_provenance(prov, keys, var))
         for keys, values in entries.items():
             for var, ref in values.items():
                 problem = band_problem(f"{where}:{'.'.join([*keys, var])}", ref,
-                                       cref.loose_reason(keys, var))
+                                       ref.loose_reason)
                 if problem:
                     raise ReferenceError(problem)
         if require_provenance:
             for keys, values in entries.items():
-                for var in values:
-                    src = cref.provenance_for(keys, var)
-                    missing = [f for f in PROVENANCE_FIELDS if not (src or {}).get(f)]
+                for var, ref in values.items():
+                    missing = [f for f in PROVENANCE_FIELDS if not (ref.provenance or {}).get(f)]
                     if missing:
                         raise ReferenceError(
                             f"{where}: {'.'.join([*keys, var])} has no provenance "
                             f"({', '.join(missing)} missing under {PROVENANCE_KEY})"
                         )
-        classes[name] = cref
+        classes[name] = ClassReferences(name, index, entries, prov, tree)
     for name in provenance:
         if name not in classes:
             raise ReferenceError(f"{path.name}: {PROVENANCE_KEY} names unknown class {name!r}")
-    return ReferenceFile(path=path, system=system, classes=classes, raw=raw)
+    return ReferenceFile(path=path, system=system, classes=classes)
 
 
 def load_all(directory: str | Path) -> dict[str, ReferenceFile]:
@@ -265,17 +273,19 @@ def for_reframe(
     only the entry at ``keys`` (the key path :func:`~.entry_lookup.resolve` found, system key
     first, with the file's own keys so that ReFrame's lookup finds exactly this entry), holding
     each figure of ``judged`` (``{figure: the file's figure whose bounds it takes}``) as the
-    tuple ReFrame's ``reference`` takes. A figure left out of ``judged`` is not judged.
+    tuple ReFrame's ``reference`` takes (:meth:`~.model.Reference.for_reframe`). A figure
+    left out of ``judged`` is not judged.
 
-    Built from the file already loaded and validated: ReFrame reads no file (no ``$ref``),
-    and ``$provenance`` never reaches it."""
-    body = ref_file.raw[test_class]
-    node, path = body, []
+    Built from the checked objects of the file already loaded: ReFrame reads no file (no
+    ``$ref``), and ``$provenance`` never reaches it."""
+    cref = ref_file.classes[test_class]
+    node, path = cref.tree, []
     for key in keys:
-        real = next(k for k in node if k != INDEX_KEY and str(k) == key)
+        real = next(k for k in node if str(k) == key)
         path.append(real)
         node = node[real]
-    entry: dict[Any, Any] = {figure: tuple(node[source]) for figure, source in judged.items()}
+    entry: dict[Any, Any] = {figure: node[source].for_reframe()
+                             for figure, source in judged.items()}
     for real in reversed(path):
         entry = {real: entry}
-    return {INDEX_KEY: tuple(body[INDEX_KEY]), **entry}
+    return {INDEX_KEY: cref.index, **entry}

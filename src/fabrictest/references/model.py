@@ -1,5 +1,8 @@
-"""What a loaded reference file is: its entries (``[ref, lower, upper, unit]``), per test class
-with its ``$index`` and ``$provenance``, and the names of the file's reserved keys."""
+"""What a loaded reference file is: its checked figures (:class:`Reference`: ``[ref, lower,
+upper, unit]`` and where the figure came from), per test class with its ``$index`` and
+``$provenance``, and the names of the file's reserved keys. A file is parsed once, by
+:func:`~.loading.load`; everything else (the entry a test gets, what ReFrame is handed, the
+failure message) reads these objects."""
 
 from __future__ import annotations
 
@@ -63,12 +66,60 @@ class ReferenceError(ValueError):
     """A reference file that ReFrame would reject or that lacks provenance."""
 
 
+def merged_provenance(provenance: Mapping[str, Any], keys: tuple[str, ...],
+                      var: str) -> dict[str, Any] | None:
+    """The source of one figure (``keys``: its key path, system key first): its system's block
+    of a class's ``$provenance``, overridden by the figure's own entry under ``values``
+    (``measured_with`` merged key by key); None when the system has no block."""
+    system = keys[0] if keys else ""
+    block = provenance.get(system)
+    if not isinstance(block, Mapping):
+        return None
+    out = {k: v for k, v in block.items() if k != "values"}
+    per_value = (block.get("values") or {}).get(".".join([*keys[1:], var]))
+    if isinstance(per_value, Mapping):
+        merged = {**(out.get(MEASURED_WITH) or {}), **(per_value.get(MEASURED_WITH) or {})}
+        out.update(per_value)
+        if merged:
+            out[MEASURED_WITH] = merged
+    return out
+
+
+def _reason(block: Mapping[str, Any] | None, key: str) -> str | None:
+    reason = (block or {}).get(key)
+    return reason.strip() if isinstance(reason, str) and reason.strip() else None
+
+
 @dataclass(frozen=True)
 class Reference:
+    """One checked figure of a reference file: its value, its bounds (fractions of the value,
+    None: unbounded) and unit, and (for a figure loaded from a file) its source, the merged
+    ``$provenance`` of the figure, which takes no part in comparisons."""
+
     value: float
     lower: float | None
     upper: float | None
     unit: str | None
+    #: the figure's ``$provenance`` (its system's block with its own entry merged over it);
+    #: None where the file has no block for it or the figure is not from a file. A plain
+    #: mapping (ReFrame deep-copies a test case, and with it its references, to retry it)
+    provenance: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def measured_with(self) -> dict[str, Any]:
+        """The shaping values the figure was measured with (empty: none recorded)."""
+        return dict((self.provenance or {}).get(MEASURED_WITH) or {})
+
+    @property
+    def loose_reason(self) -> str | None:
+        """The ``loose:`` reason given for the figure's wide bounds (None: none given)."""
+        return _reason(self.provenance, LOOSE_KEY)
+
+    def for_reframe(self) -> tuple:
+        """The tuple ReFrame's ``reference`` takes: ``(value, lower, upper, unit)``, or
+        ``(value, lower, upper)`` without a unit (ReFrame warns on a unit of None)."""
+        bounds = (self.value, self.lower, self.upper)
+        return bounds if self.unit is None else (*bounds, self.unit)
 
     def bounds(self) -> tuple[float, float]:
         """The accepted interval [low, high] (infinite where unbounded)."""
@@ -96,38 +147,33 @@ class Reference:
 class ClassReferences:
     name: str
     index: tuple[str, ...]
-    #: (key path below the class, excluding the variable) -> {perf var: Reference}
+    #: (key path below the class, as strings, excluding the variable) -> {perf var: Reference}
     entries: dict[tuple[str, ...], dict[str, Reference]]
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: the same figures below the class as the file nests them, with the file's own keys (an
+    #: integer parameter's key stays an integer): one level per ``$index`` name, then
+    #: ``{perf var: Reference}`` (the very dicts of ``entries``)
+    tree: dict[Any, Any] = field(default_factory=dict)
 
     def provenance_for(self, keys: tuple[str, ...], var: str) -> dict[str, Any] | None:
         """The source of one value: its system's block, overridden by the value's own entry
-        (``measured_with`` merged key by key)."""
-        system = keys[0] if keys else ""
-        block = self.provenance.get(system)
-        if not isinstance(block, Mapping):
-            return None
-        out = {k: v for k, v in block.items() if k != "values"}
-        per_value = (block.get("values") or {}).get(".".join([*keys[1:], var]))
-        if isinstance(per_value, Mapping):
-            merged = {**(out.get(MEASURED_WITH) or {}), **(per_value.get(MEASURED_WITH) or {})}
-            out.update(per_value)
-            if merged:
-                out[MEASURED_WITH] = merged
-        return out
+        (``measured_with`` merged key by key); the loaded figure's own when it is in the
+        file."""
+        ref = self.entries.get(tuple(keys), {}).get(var)
+        if ref is not None:
+            return None if ref.provenance is None else dict(ref.provenance)
+        return merged_provenance(self.provenance, tuple(keys), var)
 
     def loose_reason(self, keys: tuple[str, ...], var: str) -> str | None:
         """The ``loose:`` reason given for one figure's wide bounds (None: none given)."""
-        reason = (self.provenance_for(keys, var) or {}).get(LOOSE_KEY)
-        return reason.strip() if isinstance(reason, str) and reason.strip() else None
+        return _reason(self.provenance_for(keys, var), LOOSE_KEY)
 
     def informational_reason(self, system: str) -> str | None:
         """Why the class's figures without a reference on `system` are informational there
         (its system block's ``informational:``), or None: such a figure then fails the test
         for the lack of a reference."""
         block = self.provenance.get(system)
-        reason = block.get(INFORMATIONAL_KEY) if isinstance(block, Mapping) else None
-        return reason.strip() if isinstance(reason, str) and reason.strip() else None
+        return _reason(block, INFORMATIONAL_KEY) if isinstance(block, Mapping) else None
 
     def looseness(self) -> list[str]:
         """One line per figure whose bounds are wider than the strict band (each has a
@@ -138,7 +184,7 @@ class ClassReferences:
                 wide = ref.outside_strict_band()
                 if wide:
                     out.append(f"{self.name}:{'.'.join([*keys, var])} {' and '.join(wide)} "
-                               f"(loose: {self.loose_reason(keys, var)})")
+                               f"(loose: {ref.loose_reason})")
         return out
 
     def measured_with(self, keys: tuple[str, ...], var: str) -> dict[str, Any]:
@@ -148,8 +194,10 @@ class ClassReferences:
 
 @dataclass
 class ReferenceFile:
+    """A reference file, parsed and checked once (:func:`~.loading.load`): no raw YAML is
+    kept, so nothing reads the file's text a second time."""
+
     path: Path
     system: str
     classes: dict[str, ClassReferences]
-    raw: dict[str, Any]
 

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import yaml
 
+from fabrictest.references import reference_dir
+
 from . import calibrate as cal
 from . import refformat, refmerge, stats
 from .results import ResultsError, ResultSet, mixed_checkouts, params_of
-from .sources import check, read, reference_dir, writable_file
+from .sources import check, read, writable_file
 
 
 def cmd_calibrate(args, argv: list[str]) -> int:

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..robust import MAD_TO_SIGMA
+
 #: fewest sessions in a segment: one session off its neighbours is an outlier, not a level
 MIN_SEGMENT = 2
 #: fewest sessions in a series before change points are looked for: with 5 on each side of
@@ -46,7 +48,6 @@ CONFIDENCE = 0.98
 SPIKE = 5.0
 #: the noise is never taken below this fraction of the median (a series of equal values)
 NOISE_FLOOR = 1e-4
-MAD_TO_SIGMA = 1.4826
 
 
 @dataclass

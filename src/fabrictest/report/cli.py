@@ -25,6 +25,7 @@ import argparse
 import math
 import sys
 
+from ..robust import MAD_TO_SIGMA
 from .acceptance_cmd import add_parser as add_acceptance
 from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
@@ -242,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "0.10; with --against-references: the references' own bands)")
     c.add_argument("--noise-factor", type=positive, default=NOISE_FACTOR, metavar="K",
                    help="with 3 or more sessions on each side, a change must also exceed K "
-                        "times the sessions' combined relative spread (1.4826 x MAD) and "
+                        f"times the sessions' combined relative spread ({MAD_TO_SIGMA:g} x MAD) and "
                         f"leave the base's range to count (default {NOISE_FACTOR:g})")
     c.add_argument("--allow-missing", action="store_true",
                    help="a figure of the base missing from the target (a target that ran "
@@ -265,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser(
         "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
         description="reference = the sessions' median; bound = the largest of --floor, "
-                    "--factor x the noise (1.4826 MAD, corrected for the number of sessions "
+                    f"--factor x the noise ({MAD_TO_SIGMA:g} MAD, corrected for the number of sessions "
                     "and the median's own error) and the farthest session, on the side that "
                     "matters "
                     "(rates: lower, times: upper). Merged into the system's reference file; "
@@ -273,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sources(k)
     k.add_argument("--system", help="the system to calibrate (default: the sessions' only one)")
     k.add_argument("--factor", type=positive, default=FACTOR,
-                   help=f"times the robust spread (1.4826 x MAD) (default {FACTOR:g})")
+                   help=f"times the robust spread ({MAD_TO_SIGMA:g} x MAD) (default {FACTOR:g})")
     k.add_argument("--floor", type=fraction, default=FLOOR,
                    help=f"the tightest bound, a fraction (default {FLOOR:g})")
     k.add_argument("--max-bound", type=positive, default=MAX_BOUND,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from . import stats
 from .compare import CompareRow
+from .text_table import text_table
 from .units import fmt as _f
 
 
@@ -140,9 +141,4 @@ def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str)
                      beyond if r.change is not None else "-"]
         line.append(status_text(r))
         body.append(line)
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=False)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(head, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for b in body:
-        lines.append("  ".join(str(x).ljust(w) for x, w in zip(b, widths, strict=True)).rstrip())
-    return "\n".join(lines) + "\n"
+    return text_table(head, body)

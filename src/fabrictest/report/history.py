@@ -31,6 +31,7 @@ from . import counts, units
 from .direction import HIGHER, better
 from .refformat import session_record
 from .results import PerfRecord, ResultsError
+from .text_table import text_table
 
 #: default tolerance of `fabric-report history`: a confirmed step this large in the bad
 #: direction fails the gate
@@ -345,9 +346,4 @@ def render(histories: Sequence[FigureHistory], show_all: bool = False) -> str:
             body.append([*head_row, "-", "-", "-", "-", "-", "-", "-", "-", status])
     if not body:
         return "no change point in any figure\n"
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=False)]
-    lines = ["  ".join(x.ljust(w) for x, w in zip(head, widths, strict=True)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(x.ljust(w) for x, w in zip(b, widths, strict=True)).rstrip()
-              for b in body]
-    return "\n".join(lines) + "\n"
+    return text_table(head, body)

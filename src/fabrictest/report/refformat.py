@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..robust import MAD_TO_SIGMA
+
 MEASURED_BY = "fabric-report calibrate"
 
 #: test variables that change what a figure measures, read from the test case when it does not
@@ -112,7 +114,7 @@ def provenance(*, system: str, sessions: Sequence[Mapping[str, Any]], command: s
                     f"{system} ({', '.join(hosts)}), {date[:10]}",
         "table": _what_was_read(sessions),
         "note": f"reference = median of the sessions; bound = the largest of the floor "
-                f"{100 * floor:g}%, {factor:g} x the noise (1.4826 MAD corrected for K sessions, "
+                f"{100 * floor:g}%, {factor:g} x the noise ({MAD_TO_SIGMA:g} MAD corrected for K sessions, "
                 "x sqrt(1 + pi/2K) for the median's own error) and the farthest session, "
                 "on the side that matters (rates: lower, times: upper)"
                 + (f"; {counts}" if counts else ""),

@@ -13,8 +13,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabrictest.references import location as references_location
-
 from .outfiles import writable_dir, writable_file, write_json
 from .perflogs import read_perflogs
 from .results import (
@@ -25,8 +23,7 @@ from .results import (
     tag_query,
 )
 
-__all__ = ["KINDS", "Source", "check", "read", "reference_dir", "writable_dir",
-           "writable_file", "write_json"]
+__all__ = ["KINDS", "Source", "check", "read", "writable_dir", "writable_file", "write_json"]
 
 KINDS = ("session", "tag", "report", "perflog")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -104,8 +101,3 @@ def read(src: Source, need_figures: bool = True) -> ResultSet:
     return res
 
 
-def reference_dir(option: str | None) -> Path:
-    """The reference directory: ``--reference-dir``, else ``$RFM_REFERENCE_PREFIX`` (as
-    ReFrame's runs), else the repository's ``reference/`` (the one lookup of every reader,
-    :func:`fabrictest.references.reference_dir`)."""
-    return references_location.reference_dir(option)

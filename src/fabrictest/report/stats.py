@@ -11,9 +11,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..robust import MAD_TO_SIGMA
+
 #: sessions needed on a side before its noise can be told (and before calibrating)
 MIN_SESSIONS = 3
-MAD_TO_SIGMA = 1.4826
 
 
 @dataclass(frozen=True)

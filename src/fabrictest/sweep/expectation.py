@@ -127,7 +127,7 @@ def from_reference_file(ref_file: refs.ReferenceFile, method: str,
         raise ExpectationError(f"{path}: no {TEST_CLASS} references (the expected pair rate)")
     params = {"scenario": "paired", "method": method, "buffer": "host", "span": "one"}
     try:
-        keys, figures = refs.resolve(ref_file, TEST_CLASS, system, params)
+        _keys, figures = refs.resolve(ref_file, TEST_CLASS, system, params)
     except KeyError:
         raise ExpectationError(f"{where}: no such reference") from None
     ref = figures.get(FIGURE)
@@ -140,7 +140,7 @@ def from_reference_file(ref_file: refs.ReferenceFile, method: str,
     problem = implausible(ref.value, ref.unit or "Gbps")
     if problem:
         raise ExpectationError(f"{where}: {problem}")
-    measured = ref_file.classes[TEST_CLASS].measured_with(keys, FIGURE)
+    measured = ref.measured_with
     for name in SHAPING:
         if name in measured and measured[name] is not None and measured[name] != shaping[name]:
             raise ExpectationError(

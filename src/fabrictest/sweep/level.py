@@ -34,11 +34,11 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..robust import MAD_TO_SIGMA
 from .params import VerdictParams
 from .runs import OK, RunTable
 
 _NORMAL = NormalDist()
-MAD_TO_SIGMA = 1.4826  # MAD of a normal sample x this = its standard deviation
 #: distinct node pairs a level above the median's must stand on (one pair may be two fast
 #: nodes: the sweep then says it cannot tell)
 MIN_UPPER_PAIRS = 2
