@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from recordings import DATA, recordings
 from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, variants
 
-from fabrictest.counters.cxi import cxi_missing, parse_cxi_stat
+from fabrictest.counters.cxi import _RATE, cxi_missing, parse_cxi_stat
 from fabrictest.counters.ethtool import parse_ethtool_stats
 from fabrictest.counters.kinds import IB_PORT_COUNTERS_BITS
 from fabrictest.counters.perfquery import (
@@ -206,7 +206,8 @@ class CxiStat(Plugin):
             figs, keys = (), ()
             if key in _CXI_KEYS:
                 keys = ((dev, _CXI_KEYS[key]),)
-            elif in_rates and (n := _CXI_NUMBER.search(line, m.start(3))):
+            elif in_rates and _RATE.match(value.replace("%", "")):  # a rate, as read
+                n = _CXI_NUMBER.search(line, m.start(3))
                 keys = ((dev, key),)
                 figs = (Figure((dev, key), n.start(), n.end()),)
             essential = key == "Link state" or key in ("Corrected CW", "Uncorrected CW")
