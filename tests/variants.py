@@ -15,7 +15,10 @@ kind               change                                       oracle
                                                                 the plugin says it is impossible
 ``delete_row``     a row inside a table (not first, not last)   refused (read exactly less that
                                                                 row where the row is optional)
-``foreign_out``    a job script's lines before or after         read exactly
+``foreign_out``    a job script's lines before or after         read exactly (refused or read
+                                                                exactly for a text that is a
+                                                                command's whole stdout or a
+                                                                file: ``outside_read`` False)
 ``foreign_in``     a foreign line between two rows              refused (read exactly where the
                                                                 format interleaves lines)
 ``cut``            the text cut at any character                refused, or read exactly (a cut
@@ -29,7 +32,8 @@ plugin names (a missing figure is a change too).
 How a parser plugs in (the counters, topology, GPCNeT, all-to-many, bisection and congestion
 parsers will): subclass :class:`Plugin` with
 
-* ``name`` and ``files()``: the recordings (``tests/recordings.py``) it reads whole;
+* ``name`` and ``files()``: the recordings (``tests/recordings.py``) it reads whole
+  (``text(path)``: a recording's text, by default the file's);
 * ``context(text)``: what the family would ask of the original (benchmark, sizes, layout, a
   line rate), handed back to ``read``;
 * ``read(text, ctx)``: parse, run ``missing()`` and the identity rules; return
@@ -39,7 +43,8 @@ parsers will): subclass :class:`Plugin` with
   token, rows with their figures' character spans and keys (only what applies: a format
   without titles has none, and its ``sibling`` variants are not drawn);
 * optionally ``siblings(ctx)``, ``other_units(unit)``, ``impossible(ctx, key, value)``, and the
-  flags ``inside_refused`` / ``mid_line_refused``; ``cut_ok`` for a format read line by line.
+  flags ``inside_refused`` / ``mid_line_refused`` / ``outside_read``; ``cut_ok`` for a format
+  read line by line.
 
 then, in a test::
 
@@ -58,6 +63,8 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from fabrictest.parsers import physical
+
 KINDS = ("dup_table", "dup_row", "sibling", "unit", "scale", "delete_row", "foreign_out",
          "foreign_in", "cut")
 
@@ -75,6 +82,23 @@ FOREIGN = [
     "Thu Nov 26 10:00:01 UTC 2026",
     "done",
 ]
+
+
+#: line rates a partition declares (Gb/s): the vcluster's 0.2, Ethernet and InfiniBand
+#: generations, a host's shared memory
+LADDER = (0.2, 1, 10, 25, 40, 50, 56, 100, 200, 400, 800, 1600, 3200, 40_000)
+
+
+def rung(gbps: float) -> float:
+    """The smallest line rate of :data:`LADDER` that carries ``gbps`` with the margin: a
+    recording's own physical bound, as a partition would declare it."""
+    return next(r for r in LADDER if r * physical.MARGIN >= gbps)
+
+
+def number_spans(line: str, start: int = 0) -> list[tuple[int, int]]:
+    """(start, end) of each whitespace-delimited number token in ``line`` from ``start``."""
+    return [(m.start(), m.end()) for m in re.finditer(
+        r"(?<!\S)[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\S)", line) if m.start() >= start]
 
 
 # ------------------------------------------------------------------------- the layout
@@ -118,9 +142,16 @@ class Plugin:
     name = "?"
     inside_refused = True  # a foreign line between two rows is refused
     mid_line_refused = True  # a text whose last line has no newline is refused
+    #: lines before or after the output are read past; False where the text is one command's
+    #: whole stdout or a file (a counter listing, sysfs, topology.conf): refusing them is right
+    outside_read = True
 
     def files(self) -> list[Path]:
         raise NotImplementedError
+
+    def text(self, path: Path) -> str:
+        """The recording's text as the tool printed it (by default the file's)."""
+        return path.read_text()
 
     def context(self, text: str):
         return None
@@ -193,7 +224,7 @@ def _with_newline(line: str) -> str:
 def variants(draw, plugin: Plugin, kinds: tuple[str, ...] = KINDS):
     """One hostile variant of one of ``plugin``'s whole recordings."""
     path = draw(st.sampled_from(plugin.files()))
-    text = path.read_text()
+    text = plugin.text(path)
     ctx = plugin.context(text)
     original = plugin.read(text, ctx)
     assert isinstance(original, Accepted), f"{path.name} is not read whole: {original}"
@@ -201,7 +232,10 @@ def variants(draw, plugin: Plugin, kinds: tuple[str, ...] = KINDS):
     tables = [t for t in plugin.layout(text) if t.rows]
     units = [t for t in tables
              if t.unit is not None and plugin.other_units(_unit_of(lines, t))]
-    possible = [k for k in kinds if _applies(k, plugin, tables, units, ctx)]
+    siblings = plugin.siblings(ctx)
+    titled = [t for t in tables if t.title is not None
+              and any(_words(x) != _words(lines[t.title]) for x in siblings)]
+    possible = [k for k in kinds if _applies(k, tables, units, titled)]
     kind = draw(st.sampled_from(possible))
     v = Variant(plugin, path, kind, text, original.values, ctx, "refused")
     if kind == "dup_table":
@@ -214,14 +248,15 @@ def variants(draw, plugin: Plugin, kinds: tuple[str, ...] = KINDS):
                           *copy, *lines[last + 1:]])
         v.note = f"lines {t.first}-{last} again at half the figures"
     elif kind == "dup_row":
-        t = draw(st.sampled_from(tables))
+        t = draw(st.sampled_from([t for t in tables if any(r.figures for r in t.rows)]))
         row = draw(st.sampled_from([r for r in t.rows if r.figures]))
         new = _with_newline(_scaled_row(lines[row.line], row, 0.5))
         v.text = "".join([*lines[:row.line + 1], new, *lines[row.line + 1:]])
         v.note = f"line {row.line} again: {new.strip()!r}"
     elif kind == "sibling":
-        t = draw(st.sampled_from([t for t in tables if t.title is not None]))
-        title = draw(st.sampled_from(plugin.siblings(ctx)))
+        t = draw(st.sampled_from(titled))
+        own = _words(lines[t.title])  # (a sibling is never the title's own)
+        title = draw(st.sampled_from([x for x in siblings if _words(x) != own]))
         v.text = "".join([*lines[:t.title], _with_newline(title), *lines[t.title + 1:]])
         v.note = f"title {title!r}"
     elif kind == "unit":
@@ -260,7 +295,8 @@ def variants(draw, plugin: Plugin, kinds: tuple[str, ...] = KINDS):
             v.text, v.note = block + text, f"before: {foreign}"
         else:
             v.text, v.note = _with_newline(text) + block, f"after: {foreign}"
-        v.expect, v.values = "exact", original.values
+        v.expect = "exact" if plugin.outside_read else "exact_or_refused"
+        v.values = original.values
     elif kind == "foreign_in":
         t = draw(st.sampled_from([t for t in tables if len(t.rows) >= 2]))
         at = draw(st.integers(1, len(t.rows) - 1))
@@ -280,13 +316,13 @@ def variants(draw, plugin: Plugin, kinds: tuple[str, ...] = KINDS):
     return v
 
 
-def _applies(kind: str, plugin: Plugin, tables: list[Table], units: list[Table], ctx) -> bool:
+def _applies(kind: str, tables: list[Table], units: list[Table], titled: list[Table]) -> bool:
     if kind in ("foreign_out", "cut"):
         return True
     if not tables:
         return False
     if kind == "sibling":
-        return any(t.title is not None for t in tables) and bool(plugin.siblings(ctx))
+        return bool(titled)
     if kind == "unit":
         return bool(units)
     if kind == "delete_row":
@@ -296,6 +332,10 @@ def _applies(kind: str, plugin: Plugin, tables: list[Table], units: list[Table],
     if kind == "dup_table":
         return True
     return any(r.figures for t in tables for r in t.rows)
+
+
+def _words(line: str) -> str:
+    return " ".join(line.split())
 
 
 def _unit_of(lines: list[str], table: Table) -> str:

@@ -16,7 +16,9 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from recordings import DATA, recordings
-from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, variants
+from variants import LADDER, Accepted, Figure, Plugin, Refused, Row, Table, check, variants
+from variants import number_spans as _spans
+from variants import rung as _rung
 
 from fabrictest.parsers import (
     ParseError,
@@ -31,22 +33,8 @@ from fabrictest.parsers import (
     txrx,
 )
 
-#: line rates a partition declares (Gb/s): the vcluster's 0.2, Ethernet and InfiniBand
-#: generations, a host's shared memory
-LADDER = (0.2, 1, 10, 25, 40, 50, 56, 100, 200, 400, 800, 1600, 3200, 40_000)
 WRAPPED = DATA / "real-outputs-wrapped"  # site-wrapped outputs (SOURCES.md there)
 EXAMPLES = int(os.environ.get("VARIANT_EXAMPLES", 120))  # per parser: 7 x 120 in ~15 s on 2 cores
-
-
-def _rung(gbps: float) -> float:
-    """The smallest line rate that carries ``gbps`` with the margin."""
-    return next(r for r in LADDER if r * physical.MARGIN >= gbps)
-
-
-def _spans(line: str, start: int = 0):
-    """(start, end) of each number token in ``line`` from ``start``."""
-    return [(m.start(), m.end()) for m in re.finditer(r"(?<!\S)[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-                                                       r"(?!\S)", line) if m.start() >= start]
 
 
 def _time_rung(benchmark: str, rows) -> float:

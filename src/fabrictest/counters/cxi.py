@@ -46,16 +46,20 @@ class CxiDevice:
 
 _FIELD = re.compile(r"^\s*(?P<key>[^:]+):\s*(?P<value>.*?)\s*$")
 _RATE = re.compile(r"^<?(?P<num>[0-9.eE+-]+)(?:/s)?$")
+#: the block's fields a snapshot or a check reads -> CxiDevice attribute
+_READ = {"Network device": "netdev", "Link state": "link_state", "Link speed": "link_speed"}
 
 
 def parse_cxi_stat(text: str) -> list[CxiDevice]:
     """``cxi_stat [-r]`` -> one record per device; ParseError without a whole ``Device:`` line
-    or with one device printed twice. A last line cut before its newline is not read."""
+    or with one device printed twice. A field read (the netdev, link state and speed, a rate)
+    printed twice in a block is a problem and reads None, a pause percentage outside 0-100 is
+    a problem. A last line cut before its newline is not read."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("cxi_stat: empty")
     lines, cut = whole_lines(text)
     devices: list[CxiDevice] = []
-    stated: set[str] = set()  # devices whose link state was printed
+    read: set[str] = set()  # the fields of the current block read so far
     in_rates = False
     for line in lines:
         m = _FIELD.match(line)
@@ -66,31 +70,41 @@ def parse_cxi_stat(text: str) -> list[CxiDevice]:
             if any(d.device == value for d in devices):
                 raise ParseError(f"cxi_stat: device {value} printed twice")
             devices.append(CxiDevice(device=value))
-            in_rates = False
-        elif not devices:
+            read, in_rates = set(), False
+            continue
+        if not devices:
             continue  # a wrapper's lines before the first block
-        elif key == "Rates":
+        dev = devices[-1]
+        if key == "Rates":
             in_rates = True
-        elif key == "Network device":
-            devices[-1].netdev = value or None
+            continue
+        rate = _RATE.match(value.replace("%", "")) if in_rates else None
+        if key not in _READ and rate is None:
+            continue
+        if key in read:  # which of the two is the device's cannot be told
+            dev.problems.append(f"cxi_stat {dev.device}: {key!r} printed twice")
+            if key in _READ:
+                setattr(dev, _READ[key], None)
+            dev.rates.pop(key, None)
+            continue
+        read.add(key)
+        if key == "Network device":
+            dev.netdev = value or None
         elif key == "Link state":
-            dev = devices[-1]
-            if dev.device in stated:
-                dev.problems.append(f"cxi_stat {dev.device}: 'Link state' printed twice")
-                dev.link_state = None
-            else:
-                stated.add(dev.device)
-                dev.link_state = value or None
-                if value not in LINK_STATES:
-                    dev.problems.append(f"cxi_stat {dev.device}: Link state {value!r} is "
-                                        "neither up nor down")
+            dev.link_state = value or None
+            if value not in LINK_STATES:
+                dev.problems.append(f"cxi_stat {dev.device}: Link state {value!r} is "
+                                    "neither up nor down")
         elif key == "Link speed":
-            devices[-1].link_speed = value or None
-        elif in_rates and (r := _RATE.match(value.replace("%", ""))):
+            dev.link_speed = value or None
+        else:
             try:
-                devices[-1].rates[key] = float(r["num"])
+                dev.rates[key] = float(rate["num"])
             except ValueError:
-                pass
+                continue
+            if value.endswith("%") and not 0 <= dev.rates[key] <= 100:
+                dev.problems.append(f"cxi_stat {dev.device}: {key} {value} is not a share "
+                                    "of the time")
     if not devices:
         raise ParseError("not cxi_stat output: no whole 'Device: cxiN' line")
     if cut is not None:

@@ -36,7 +36,7 @@ def _name(m: re.Match) -> str:
 
 def parse_ethtool_stats(text: str) -> EthtoolStats:
     """``ethtool -S <if>``'s text -> :class:`EthtoolStats`; ParseError without its
-    ``NIC statistics:`` line or with a line that is not ``name: value``."""
+    ``NIC statistics:`` line, with two of them, or with a line that is not ``name: value``."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("ethtool -S: empty")
     lines, cut = whole_lines(text)
@@ -47,6 +47,8 @@ def parse_ethtool_stats(text: str) -> EthtoolStats:
     for line in lines[start + 1:]:
         if not line.strip():
             continue
+        if line.strip() == HEADER:
+            raise ParseError(f"ethtool -S: '{HEADER}' twice: two listings in one output")
         m = _LINE.match(line)
         if m is None:
             raise ParseError(f"ethtool -S: unexpected line {line.strip()[:60]!r}")

@@ -14,7 +14,10 @@ that bit they are not counters and are dropped, never read as 0. Likewise ``Port
 PortCounters block whose CapMask lacks PortCountersXmitWaitSupported (bit 12).
 
 A field printed twice in a block reads None, a port printed twice is refused, and a last line
-cut before its newline is not read (its counter reads None).
+cut before its newline is not read (its counter reads None). A value wider than its field
+(``LinkDownedCounter:....255000`` in an 8-bit PortCounters field) reads None, and a line inside a
+block that is not ``Name:....value`` (another writer's, or a splice) makes the output not whole:
+perfquery prints nothing else there.
 """
 
 from __future__ import annotations
@@ -116,6 +119,8 @@ class PerfqueryPort:
     counters: dict[str, int | None] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     twice: list[str] = field(default_factory=list)
+    too_wide: list[str] = field(default_factory=list)
+    foreign: list[str] = field(default_factory=list)
     cut: str | None = None
 
     @property
@@ -147,13 +152,20 @@ def _int(text: str | None) -> int | None:
 
 def _read_line(port: PerfqueryPort, line: str, cut: bool = False) -> None:
     m = _LINE.match(line.strip() + ("0" if cut else ""))
-    if m is None or m["name"] in SELECTORS:
+    if m is None:
+        if line.strip() and not cut:
+            port.foreign.append(line.strip())
+        return
+    if m["name"] in SELECTORS:
         return
     name = NAMES.get(m["name"]) or OLD_OFED_NAMES.get(m["name"]) or m["name"]
     if not port.provides(name):
         port.dropped.append(name)
         return
     value = None if cut or not m["value"] else counter_value(m["value"])
+    if value is not None and value >> port.width(name):
+        port.too_wide.append(name)
+        value = None
     if name in port.counters:
         port.twice.append(name)
         value = None
@@ -188,8 +200,8 @@ def parse_perfquery(text: str) -> list[PerfqueryPort]:
 
 def perfquery_missing(ports: list[PerfqueryPort]) -> list[str]:
     """What keeps a perfquery output from being whole: a block without a counter its kind of
-    block always has, a counter whose value is not a number or was printed twice, a cut last
-    line."""
+    block always has, a counter whose value is not a number, does not fit its width or was
+    printed twice, a line that is not perfquery's, a cut last line."""
     out = []
     for p in ports:
         where = f"perfquery lid {p.lid} port {p.port}"
@@ -198,7 +210,14 @@ def perfquery_missing(ports: list[PerfqueryPort]) -> list[str]:
             out.append(f"{where}: no {', '.join(absent)}")
         if p.twice:
             out.append(f"{where}: {', '.join(p.twice)} printed twice")
-        bad = [n for n, v in p.counters.items() if v is None and n not in p.twice]
+        if p.too_wide:
+            out.append(f"{where}: {', '.join(p.too_wide)} wider than "
+                       f"{'its' if len(p.too_wide) == 1 else 'their'} field"
+                       f" ({', '.join(str(p.width(n)) for n in p.too_wide)} bits)")
+        if p.foreign:
+            out.append(f"{where}: a line that is not perfquery's {p.foreign[0][:60]!r}")
+        bad = [n for n, v in p.counters.items()
+               if v is None and n not in p.twice and n not in p.too_wide]
         if bad:
             out.append(f"{where}: unreadable {', '.join(bad)}")
         if p.cut is not None:

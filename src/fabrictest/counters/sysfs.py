@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from fabrictest.parsers.errors import ParseError
 
-from .text import counter_value, whole_lines
+from .text import counter_value, cut_line_note, whole_lines
 
 
 def parse_counter_value(text: str | None) -> int | None:
@@ -37,10 +37,14 @@ def parse_counter_files(files: dict[str, str | None]) -> dict[str, int | None]:
 
 def parse_snmp(text: str) -> dict[str, dict[str, int | None]]:
     """``/proc/net/snmp`` -> protocol -> field -> value (a header line, then a value line, per
-    protocol). ParseError without a whole ``Tcp:`` pair; a cut last line is not read."""
+    protocol). ParseError without a whole ``Tcp:`` pair, with a protocol's lines printed again
+    (which values are the namespace's cannot be told), or with a last line cut before its
+    newline (a truncated read, said rather than read past)."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("/proc/net/snmp: empty")
-    lines, _cut = whole_lines(text)
+    lines, cut = whole_lines(text)
+    if cut is not None:  # the kernel ends every line: this read was cut short
+        raise ParseError(cut_line_note("/proc/net/snmp", cut))
     out: dict[str, dict[str, int | None]] = {}
     pending: dict[str, list[str]] = {}
     for line in lines:
@@ -48,6 +52,9 @@ def parse_snmp(text: str) -> dict[str, dict[str, int | None]]:
         if not sep or not proto.isalnum():
             continue
         words = rest.split()
+        if proto in out:
+            raise ParseError(f"/proc/net/snmp: a third '{proto}:' line (its header and values "
+                             "are printed once)")
         if proto not in pending:
             pending[proto] = words
             continue

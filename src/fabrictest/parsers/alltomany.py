@@ -17,7 +17,15 @@ and of ours::
     -----------------------------------------------------------
 
 Any other ``Label = value`` line inside a block goes to ``extra`` (label with its runs of
-spaces collapsed, value stripped), e.g. ``Payload check = passed (N messages)``.
+spaces collapsed, value stripped), e.g. ``Payload check = passed (N messages)``. A line printed
+twice in one block is not whole (a count or time line twice starts another block: another run).
+
+What the program's own arithmetic makes impossible (:func:`missing`): a sender or receiver
+count above the processes, the footer's process count another, message sizes other than 1 to
+R units (R receivers), a time above the end-to-end time it is part of; with the full-precision
+lines, a cumulative time that decreases, posting irecv after an iteration longer than the
+end-to-end time then, the last checkpoint's posting-irecv time not the repetition's, and the
+block's times not those of the median repetition by end-to-end time (to their 4 decimals).
 
 Ours adds, inside the block, ``Repetitions = R (...)`` and one full-precision line per
 repetition of the timed loop (the block's ``%.4f sec`` figures read 0.0000 on a fast fabric)::
@@ -38,7 +46,7 @@ from .errors import ParseError
 
 _LINE = re.compile(r"^\s*(?P<label>[A-Za-z(][^=]*?)\s*=\s*(?P<value>.*?)\s*$")
 _RULE = re.compile(r"^\s*-{10,}\s*$")
-_FOOTER = re.compile(r"\(Max means the maximum among all \d+ processes\)")
+_FOOTER = re.compile(r"\(Max means the maximum among all (\d+) processes\)")
 _NUMBER = re.compile(r"^([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 _TIMES = re.compile(r"^\s*alltomany-times\s+rep=(?P<rep>\d+)\s+(?P<rest>.*?)\s*$")
 _TIME_FIELDS = ("irecv", "isend", "waitall", "end_to_end")
@@ -97,8 +105,10 @@ class AllToManySummary:
     times: list[RepetitionTimes] = field(default_factory=list)  # the alltomany-times lines
     extra: dict[str, str] = field(default_factory=dict)
     footer: bool = False  # "(Max means the maximum among all N processes)" was printed
+    footer_nprocs: int | None = None  # its N
     closed: bool = False  # the closing rule after the block was printed
     cut_mid_line: bool = False  # the text ends inside this block's last line
+    repeated: list[str] = field(default_factory=list)  # lines printed twice in the block
 
 
 def parse_alltomany_all(text: str) -> list[AllToManySummary]:
@@ -112,8 +122,10 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
                 current.closed = True
             current = None
             continue
-        if _FOOTER.search(line) and current is not None:
-            current.footer = True
+        if (footer := _FOOTER.search(line)) and current is not None:
+            if current.footer:
+                current.repeated.append("(Max means ...)")
+            current.footer, current.footer_nprocs = True, int(footer.group(1))
             continue
         timed = _TIMES.match(line)
         if timed is not None:
@@ -130,6 +142,10 @@ def parse_alltomany_all(text: str) -> list[AllToManySummary]:
         if current is None or (key is not None and getattr(current, key[0]) is not None):
             current = AllToManySummary()
             blocks.append(current)
+        if key is None and (label in current.extra or
+                            label == "Repetitions" and current.repetitions is not None):
+            current.repeated.append(label)
+            continue
         if key is None and label == "Repetitions":
             number = _NUMBER.match(value)
             if number is None or not number.group(1).isdigit():
@@ -210,6 +226,8 @@ def missing(
         problems.append(f"all-to-many: no {', '.join(repr(a) for a in absent)} line")
     if summary.cut_mid_line:
         problems.append("all-to-many: output ends mid-line (cut short)")
+    problems += [f"all-to-many: {label!r} printed twice in one block (which is the run's?)"
+                 for label in summary.repeated]
     if not (summary.footer and summary.closed):
         what = "closing rule" if summary.footer else "'(Max means ...)' line and closing rule"
         problems.append(f"all-to-many: the summary block has no {what} (cut short)")
@@ -217,10 +235,80 @@ def missing(
         problems.append(f"all-to-many: {summary.iterations} iterations, expected {iterations}")
     if nprocs is not None and summary.nprocs not in (None, nprocs):
         problems.append(f"all-to-many: {summary.nprocs} processes, expected {nprocs}")
-    problems += _unphysical(summary)
+    unphysical = _unphysical(summary)
+    # (figures that are none cannot contradict each other: they are named as such)
+    problems += unphysical or _contradictions(summary)
     if repetitions is not None:
         problems += _repetitions_missing(summary, repetitions)
     return problems
+
+
+#: the block's times are printed "%.4f": half their last digit (and a full-precision line's
+#: "%.9e" rounding besides)
+_BLOCK_ROUNDING = 0.00005 + 1e-9
+_BLOCK_TIMES = {"irecv": "t_irecv", "isend": "t_isend", "waitall": "t_waitall",
+                "end_to_end": "t_end_to_end"}
+
+
+def _contradictions(s: AllToManySummary) -> list[str]:
+    """Figures the program cannot print together (see the module docstring)."""
+    out = []
+    n = s.nprocs
+    for name, count in (("sender", s.senders), ("receiver", s.receivers)):
+        if None not in (n, count) and not 1 <= count <= n:
+            out.append(f"all-to-many: {count} {name} processes of {n}")
+    if None not in (n, s.footer_nprocs) and s.footer_nprocs != n:
+        out.append(f"all-to-many: '(Max means the maximum among all {s.footer_nprocs} "
+                   f"processes)' in a block of {n}")
+    unit = s.unit_size
+    if None not in (unit, s.min_msg_size) and s.min_msg_size != unit:
+        out.append(f"all-to-many: min message size {s.min_msg_size} bytes, not the unit "
+                   f"{unit}")
+    if None not in (unit, s.receivers, s.max_msg_size) and s.max_msg_size != unit * s.receivers:
+        out.append(f"all-to-many: max message size {s.max_msg_size} bytes, not {s.receivers} "
+                   f"receivers x {unit}")
+    for name, attr in _BLOCK_TIMES.items():
+        t, total = getattr(s, attr), s.t_end_to_end
+        if name != "end_to_end" and None not in (t, total) and t > total:
+            out.append(f"all-to-many: the {name} time {t:g} s above the end-to-end {total:g} s")
+    for t in s.times:
+        out += _repetition_contradictions(t)
+    if s.times and not out:
+        out += _median_contradictions(s)
+    return out[:4]
+
+
+def _repetition_contradictions(t: RepetitionTimes) -> list[str]:
+    where = f"all-to-many: repetition {t.rep}"
+    out = [f"{where}: the {name} time {getattr(t, name):g} s above the end-to-end "
+           f"{t.end_to_end:g} s" for name in _TIME_FIELDS[:3] if getattr(t, name) > t.end_to_end]
+    for name in ("irecv", "end_to_end"):
+        got = getattr(t, f"{name}_at")
+        if any(b < a for a, b in zip(got, got[1:], strict=False)):
+            out.append(f"{where}: the cumulative {name} times decrease: {got}")
+    if any(i > e for i, e in zip(t.irecv_at, t.end_to_end_at, strict=True)):
+        out.append(f"{where}: posting irecv longer than the end-to-end time at a checkpoint")
+    if t.irecv_at and t.irecv_at[-1] != t.irecv:
+        out.append(f"{where}: posting irecv {t.irecv_at[-1]:g} s at the last checkpoint, "
+                   f"{t.irecv:g} s in all")
+    if t.end_to_end_at and t.end_to_end_at[-1] > t.end_to_end:
+        out.append(f"{where}: end-to-end {t.end_to_end_at[-1]:g} s at the last checkpoint, "
+                   f"above {t.end_to_end:g} s in all")
+    return out
+
+
+def _median_contradictions(s: AllToManySummary) -> list[str]:
+    """The block's four times are the median repetition's (by end-to-end time; the lower of
+    the two middle ones for an even count), to 4 decimals."""
+    ranked = sorted(s.times, key=lambda t: t.end_to_end)
+    middle = ranked[(len(ranked) - 1) // 2].end_to_end
+    candidates = [t for t in ranked if t.end_to_end == middle]  # (ties: any of them)
+    for t in candidates:
+        if all(getattr(s, attr) is None or abs(getattr(s, attr) - getattr(t, name))
+               <= _BLOCK_ROUNDING for name, attr in _BLOCK_TIMES.items()):
+            return []
+    return [f"all-to-many: the block's times are not those of the median repetition "
+            f"(repetition {candidates[0].rep}: end-to-end {middle:.4f} s)"]
 
 
 def _unphysical(summary: AllToManySummary) -> list[str]:

@@ -12,6 +12,7 @@ and, verbose, ``Pair (0<->2) Elapsed time =      0.01 sec (  1234.56 MB/sec)``.
 (10^9 bytes per second, as printed ``GB/sec``), not gigabits.
 
 What must hold (:func:`missing`): rank 0's header line once (a second one is a second run),
+every rank's ``Number of Process N`` the same N,
 every size once, the header's process, node and per-node counts and repetitions those of the
 job (when given) and consistent with each other (nodes x PPN = processes), and each row's two
 figures consistent: the program prints Node BW = MB / t / nodes and Aggregate BW = MB / 1000 /
@@ -38,11 +39,12 @@ _NODES = re.compile(r"Number of nodes:\s*(\d+)")
 _REPS = re.compile(r"Num_reps\s*=\s*(\d+)")
 # rank 0's line (the other ranks print only "Number of Process N" fragments)
 _RANK0 = re.compile(r"PPN:\s*\d+,\s*Number of nodes:\s*\d+,\s*Num_reps\s*=\s*\d+")
-# a figure as C's printf can write it, "inf"/"nan"/negative included (missing() names them)
+# a figure as C's printf can write it, "inf"/"nan"/negative included (missing() names them);
+# the units as printed, case and all (Mb/sec is megabits: not this program's)
 _FIGURE = r"([-+]?(?:[\d.]+(?:[eE][-+]?\d+)?|inf|nan))"
 _ROW = re.compile(
-    rf"(\d+)\s+Ranks,\s*Msg Size:\s*(\d+)\s*bytes,\s*Node BW:\s*{_FIGURE}\s*MB/sec/node,"
-    rf"\s*Aggregate BW:\s*{_FIGURE}\s*GB/sec",
+    rf"(\d+)\s+Ranks,\s*Msg Size:\s*(\d+)\s*bytes,\s*Node BW:\s*{_FIGURE}\s*(?-i:MB/sec/node),"
+    rf"\s*Aggregate BW:\s*{_FIGURE}\s*(?-i:GB/sec)",
     re.IGNORECASE,
 )
 _PAIR = re.compile(
@@ -76,6 +78,7 @@ class BisectionResult:
     pairs: list[BisectionPair] = field(default_factory=list)
     cut_mid_line: bool = False  # the text ends inside a line
     headers: int = 1  # rank 0's 'PPN: ..., Number of nodes: ...' lines (one per run)
+    process_counts: list[int] = field(default_factory=list)  # every 'Number of Process N'
 
     def largest(self) -> BisectionRow:
         """The row of the largest message size."""
@@ -120,6 +123,7 @@ def parse_bisection(text: str) -> BisectionResult:
         pairs=pairs,
         cut_mid_line=ends_mid_line(text),
         headers=len(_RANK0.findall(text)),
+        process_counts=[int(n) for n in _NPROCS.findall(text)],
     )
 
 
@@ -160,6 +164,9 @@ def missing(result: BisectionResult, ranks: int | None = None, sizes=SIZES,
 
 def _count_problems(result: BisectionResult, ranks, nodes, ppn, reps) -> list[str]:
     problems = []
+    if len(set(result.process_counts)) > 1:  # every rank prints the one world size
+        problems.append(f"bisection: 'Number of Process' says {sorted(set(result.process_counts))}"
+                        ": fragments of different runs")
     if ranks is not None:
         wrong = sorted({r.ranks for r in result.rows if r.ranks != ranks})
         if wrong:

@@ -36,7 +36,8 @@ before the header and after the last table's closing bar are not GPCNeT's and ar
 line that is not GPCNeT's between its header and its last table (inside a table, between two
 tables) is kept in ``foreign`` and makes the output not whole: it was cut there, or another
 writer's lines run through it. A second header (two runs in one output) is counted in ``runs``
-and refused as ambiguous; a table or a row printed twice is refused, never read first-wins.
+and refused as ambiguous; a table, a row or a line of the header's counts printed twice is
+refused, never read first-wins.
 
 What the output must agree with (:func:`missing`): the job's ranks and nodes
 (``Test with R MPI ranks (N nodes)``); network_load_test's split of the nodes, GPCNeT's own
@@ -230,6 +231,10 @@ def parse_gpcnet(text: str) -> GpcnetResult:
             values = {c: _value(v, cells[0]) for c, v in zip(cols, cells[1:-1], strict=False)}
             _add_row(table, GpcnetRow(cells[0], values, cells[-1]), duplicates)
         after_outer = False
+    counts = {"Test with R MPI ranks (N nodes)": _RANKS, "N nodes running Network Tests":
+              _TEST_NODES, "N nodes running Congestion Tests": _CONGESTOR_NODES}
+    duplicates += [f"the '{what}' line printed twice" for what, pattern in counts.items()
+                   if len(pattern.findall(run)) > 1]
     ranks = _RANKS.search(run)
     congestors = _CONGESTOR_NODES.search(run)
     return GpcnetResult(

@@ -5,6 +5,12 @@ the broadcast address (Slingshot's AMA on a ConnectX: ``link/ether 02:00:00:00:0
 ff:ff:ff:ff:ff:ff permaddr 5c:bc:3d:af:be:b7``); ``altname`` lines; documents that lost the
 indentation of the continuation lines; ``-j`` prints one JSON list, an interface without an
 address has ``addr_info: []``.
+
+Refused (ParseError), never read first- or last-wins: an interface listed twice, an address
+listed twice on one interface (an IPv4 address may be there twice with two prefix lengths, as
+Linux allows, an IPv6 one once), a prefix length longer than its family's address (32, 128
+bits), and a text whose last line has no newline (ip ends every line: it was cut there, and
+``inet 10.253.0.2/2`` is not a /24).
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ._util import require_text
+from ._util import ends_mid_line, require_text
 from .errors import ParseError
 from .lldp import normalise_mac
 
@@ -57,6 +63,9 @@ def parse_ip_addr(text: str) -> dict[str, Interface]:
     stripped = text.strip()
     if stripped.startswith("["):
         return _parse_json(stripped)
+    if ends_mid_line(text):
+        raise ParseError(f"ip addr: output ends mid-line ({text.rsplit(chr(10), 1)[-1][:60]!r} "
+                         "has no newline): cut short?")
     out: dict[str, Interface] = {}
     current: Interface | None = None
     for raw in text.splitlines():
@@ -69,6 +78,8 @@ def parse_ip_addr(text: str) -> dict[str, Interface]:
             state = re.search(r"\bstate\s+(\S+)", rest)
             current.mtu = int(mtu.group(1)) if mtu else None
             current.state = state.group(1) if state else None
+            if current.name in out:
+                raise ParseError(f"ip addr: interface {current.name} listed twice")
             out[current.name] = current
             continue
         if current is None:
@@ -80,8 +91,8 @@ def parse_ip_addr(text: str) -> dict[str, Interface]:
             continue
         m = _INET_RE.match(line)
         if m:
-            current.addresses.append(Address(m.group("addr"), int(m.group("len")),
-                                             m.group("family"), m.group("scope") or "global"))
+            _add(current, Address(m.group("addr"), int(m.group("len")), m.group("family"),
+                                  m.group("scope") or "global"))
     if not out:
         raise ParseError("not ip addr output: no 'N: IF: <FLAGS>' line")
     return out
@@ -104,13 +115,32 @@ def _parse_json(text: str) -> dict[str, Interface]:
         for a in item.get("addr_info") or []:
             try:
                 addr = str(ipaddress.ip_address(a["local"]))
-                iface.addresses.append(Address(addr, int(a["prefixlen"]), str(a["family"]),
-                                               str(a.get("scope", "global"))))
+                found = Address(addr, int(a["prefixlen"]), str(a["family"]),
+                                str(a.get("scope", "global")))
             except (KeyError, TypeError, ValueError):
                 raise ParseError(f"ip -j addr: {iface.name}: an address without 'local' and "
                                  "'prefixlen'") from None
+            _add(iface, found)
+        if iface.name in out:
+            raise ParseError(f"ip -j addr: interface {iface.name} listed twice")
         out[iface.name] = iface
     return out
+
+
+#: the bits of each family's address: the longest prefix
+_BITS = {"inet": 32, "inet6": 128}
+
+
+def _add(iface: Interface, address: Address) -> None:
+    bits = _BITS.get(address.family)
+    if bits is not None and address.prefixlen > bits:
+        raise ParseError(f"ip addr: {iface.name}: {address.cidr}: a prefix longer than "
+                         f"{bits} bits")
+    if any(a.address == address.address and (a.prefixlen == address.prefixlen or
+                                              address.family != "inet")
+           for a in iface.addresses):
+        raise ParseError(f"ip addr: {iface.name}: address {address.address} listed twice")
+    iface.addresses.append(address)
 
 
 __all__ = ["Address", "Interface", "parse_ip_addr"]

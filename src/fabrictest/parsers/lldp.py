@@ -15,6 +15,11 @@ an interface can appear twice (two neighbours on one port, or the old and the ne
 the old one's TTL runs out); ``-f keyvalue`` repeats ``lldp.IF.via`` for a second neighbour,
 continues a multi-line system description on lines without a key, and old versions write a
 key that is also a prefix (``lldp.eth2.vlan=VLAN #1`` beside ``lldp.eth2.vlan.vlan-id=1``).
+
+What makes an output not whole (:func:`missing`), never read first- or last-wins: a field read
+(chassis ID, system name, port ID and description, TTL) given twice in one neighbour, or in lldptool a TLV read printed twice or with other than one value line; one
+neighbour (chassis ID and port ID, LLDP's MSAP identifier, which an agent keeps once) listed
+twice on an interface; a TTL that is not LLDP's 16-bit count of seconds.
 """
 
 from __future__ import annotations
@@ -87,6 +92,7 @@ class LldpReport:
     tool: str = ""  # "lldpctl", "lldpctl -f keyvalue", "lldptool"
     cut_mid_line: bool = False
     unclosed: list[str] = field(default_factory=list)  # blocks with no closing line
+    problems: list[str] = field(default_factory=list)  # fields twice, a TTL that is none
 
     def of(self, interface: str) -> list[LldpNeighbor]:
         return list(self.neighbors.get(interface, []))
@@ -97,6 +103,7 @@ def missing(report: LldpReport) -> list[str]:
     output was cut), a text cut in a line. Empty when whole."""
     problems = [f"{report.tool}: {what} has no closing line (output cut short)"
                 for what in report.unclosed]
+    problems += [f"{report.tool}: {p}" for p in report.problems]
     if report.cut_mid_line:
         problems.append(f"{report.tool}: output ends mid-line (cut short)")
     return problems
@@ -116,8 +123,38 @@ def _typed(value: str) -> tuple[str | None, str]:
     return (m.group("kind"), m.group("value").strip()) if m else (None, value.strip())
 
 
-def _ttl(value: str | None) -> int | None:
-    return int(value) if value and value.strip().isdigit() else None
+#: LLDP's TTL TLV: a 16-bit count of seconds
+MAX_TTL = 0xFFFF
+
+
+def _ttl(value: str | None, where: str, problems: list[str]) -> int | None:
+    if value is None:
+        return None
+    if not value.strip().isdigit() or int(value) > MAX_TTL:
+        problems.append(f"{where}: TTL {value.strip()[:20]!r} is not a count of seconds "
+                        f"(0-{MAX_TTL})")
+        return None
+    return int(value)
+
+
+def _set(fields: dict[str, str], key: str, value: str, read: bool, where: str,
+         problems: list[str]) -> None:
+    """The first value of a key counts (a key of several values: ``Capability``, ``mgmt-ip``);
+    a key read (one value per neighbour) given again is a problem."""
+    if read and key in fields:
+        problems.append(f"{where}: {key} given twice ({fields[key][:40]!r}, {value[:40]!r})")
+    fields.setdefault(key, value)
+
+
+def _add(report: LldpReport, neighbor: LldpNeighbor) -> None:
+    """One neighbour more on its interface; the same one again (chassis and port ID) is a
+    problem: an agent keeps one entry per neighbour."""
+    same = [n for n in report.neighbors.get(neighbor.interface, [])
+            if (n.chassis_id, n.port_id) == (neighbor.chassis_id, neighbor.port_id)]
+    if same:
+        report.problems.append(f"the neighbour {neighbor.chassis_id} port {neighbor.port_id} "
+                               f"listed twice on {neighbor.interface}")
+    report.neighbors.setdefault(neighbor.interface, []).append(neighbor)
 
 
 def parse_lldpctl(text: str) -> LldpReport:
@@ -129,6 +166,9 @@ def parse_lldpctl(text: str) -> LldpReport:
         report = _parse_plain(text)
     report.cut_mid_line = ends_mid_line(text)
     return report
+
+
+_PLAIN_READ = frozenset({"ChassisID", "SysName", "PortID", "PortDescr", "TTL"})
 
 
 def _parse_plain(text: str) -> LldpReport:
@@ -155,7 +195,8 @@ def _parse_plain(text: str) -> LldpReport:
         f = _FIELD_RE.match(raw)
         if f and f.group("value"):
             key = f.group("key").strip()
-            current.setdefault(key, f.group("value"))  # the first value of a key counts
+            _set(current, key, f.group("value"), key in _PLAIN_READ,
+                 f"the neighbour on {blocks[-1][0]}", report.problems)
     if not blocks:
         raise ParseError("not lldpctl output: no 'Interface: IF, via: ...' line")
     if seen_dashes and not closed:
@@ -163,15 +204,18 @@ def _parse_plain(text: str) -> LldpReport:
     for name, fields in blocks:
         ctype, cid = _typed(fields["ChassisID"]) if "ChassisID" in fields else (None, None)
         ptype, pid = _typed(fields["PortID"]) if "PortID" in fields else (None, None)
-        report.neighbors.setdefault(name, []).append(LldpNeighbor(
+        _add(report, LldpNeighbor(
             interface=name, chassis_id=cid, chassis_id_type=ctype,
             sysname=fields.get("SysName"), port_id=pid, port_id_type=ptype,
-            port_descr=fields.get("PortDescr"), ttl=_ttl(fields.get("TTL"))))
+            port_descr=fields.get("PortDescr"),
+            ttl=_ttl(fields.get("TTL"), f"the neighbour on {name}", report.problems)))
     return report
 
 
 # keyvalue keys of a neighbour: chassis.<subtype>=ID, chassis.name, port.<subtype>=ID, ...
 _ID_SUBTYPES = ("mac", "local", "ifname", "ip", "ifalias")
+_KV_READ = frozenset({*(f"{side}.{k}" for side in ("chassis", "port") for k in _ID_SUBTYPES),
+                      "chassis.name", "port.descr", "port.ttl", "ttl"})
 
 
 def _parse_keyvalue(text: str) -> LldpReport:
@@ -188,7 +232,7 @@ def _parse_keyvalue(text: str) -> LldpReport:
             fields = {}  # a second neighbour on the same interface starts again at `via`
             open_blocks[iface] = fields
             blocks.append((iface, fields))
-        fields.setdefault(key, value)
+        _set(fields, key, value, key in _KV_READ, f"the neighbour on {iface}", report.problems)
     if not blocks:
         raise ParseError("not lldpctl -f keyvalue output: no 'lldp.IF.KEY=VALUE' line")
     for name, f in blocks:
@@ -196,10 +240,12 @@ def _parse_keyvalue(text: str) -> LldpReport:
                            if f"chassis.{k}" in f), (None, None))
         ptype, pid = next(((k, f[f"port.{k}"]) for k in _ID_SUBTYPES
                            if f"port.{k}" in f), (None, None))
-        report.neighbors.setdefault(name, []).append(LldpNeighbor(
+        _add(report, LldpNeighbor(
             interface=name, chassis_id=cid, chassis_id_type=ctype,
             sysname=f.get("chassis.name"), port_id=pid, port_id_type=ptype,
-            port_descr=f.get("port.descr"), ttl=_ttl(f.get("port.ttl") or f.get("ttl"))))
+            port_descr=f.get("port.descr"),
+            ttl=_ttl(f.get("port.ttl") or f.get("ttl"), f"the neighbour on {name}",
+                     report.problems)))
     return report
 
 
@@ -212,6 +258,9 @@ _LLDPTOOL_KIND = {"MAC": "mac", "IPv4": "ip", "IPv6": "ip", "Local": "local",
                   "IfName": "ifname", "Ifname": "ifname", "ifName": "ifname",
                   "Interface Name": "ifname", "Interface Alias": "ifalias"}
 _END = "End of LLDPDU TLV"
+#: the TLVs read: each has one value line (LLDP sends each of them once)
+_TOOL_READ = frozenset({"Chassis ID TLV", "Port ID TLV", "Time to Live TLV",
+                        "Port Description TLV", "System Name TLV"})
 
 
 def parse_lldptool(text: str, interface: str) -> LldpReport:
@@ -221,6 +270,7 @@ def parse_lldptool(text: str, interface: str) -> LldpReport:
     tlvs: dict[str, list[str]] = {}
     current: list[str] | None = None
     ended = False
+    problems: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
         if not line:
@@ -231,13 +281,17 @@ def parse_lldptool(text: str, interface: str) -> LldpReport:
             continue
         m = _TLV_TITLE_RE.match(line)
         if m and raw[:1] not in (" ", "\t"):
+            if m.group("title") in _TOOL_READ and m.group("title") in tlvs:
+                problems.append(f"the {m.group('title')} printed twice")
             current = tlvs.setdefault(m.group("title"), [])
             continue
         if current is not None:
             current.append(line)
     if "Chassis ID TLV" not in tlvs and "Port ID TLV" not in tlvs:
         raise ParseError("not lldptool -t -n output: no 'Chassis ID TLV' or 'Port ID TLV'")
-    report = LldpReport(tool="lldptool")
+    report = LldpReport(tool="lldptool", problems=problems)
+    problems += [f"the {title} has {len(values)} value lines, not one"
+                 for title, values in tlvs.items() if title in _TOOL_READ and len(values) != 1]
     if not ended:
         report.unclosed.append(f"the neighbour on {interface} ('{_END}')")
 
@@ -256,7 +310,8 @@ def parse_lldptool(text: str, interface: str) -> LldpReport:
     report.neighbors[interface] = [LldpNeighbor(
         interface=interface, chassis_id=cid, chassis_id_type=ctype,
         sysname=first.get("System Name TLV"), port_id=pid, port_id_type=ptype,
-        port_descr=first.get("Port Description TLV"), ttl=_ttl(first.get("Time to Live TLV")))]
+        port_descr=first.get("Port Description TLV"),
+        ttl=_ttl(first.get("Time to Live TLV"), f"the neighbour on {interface}", problems))]
     report.cut_mid_line = ends_mid_line(text)
     return report
 

@@ -2,15 +2,24 @@
 headerless two-column ``sinfo -N -h -o '%N %T'``. Host lists such as
 ``compute[000000,000003]`` or ``nid[001-004,007]`` are expanded (zero padding kept) by
 :mod:`.hostlists`.
+
+What is refused (ParseError), never read first- or last-wins: a row whose ``NODES`` is not the
+number of nodes its node list names (the header printed again, a line that is not sinfo's),
+a node listed twice in one partition (twice at all in the headerless form), a last line cut
+before its newline. The timestamp of ``-l`` is the line before the header when it is a date as
+sinfo prints it (``Fri Jul 09 16:55:43 2021``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ._util import require_text
 from .errors import ParseError
 from .hostlists import expand
+
+_STAMP = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$")
 
 
 @dataclass(frozen=True)
@@ -97,8 +106,9 @@ def parse_sinfo(text: str) -> SinfoResult:
             if len(tok) != 2:
                 raise ParseError(f"not sinfo output: no header and not 'NODE STATE': {line!r}")
             rows.append(SinfoRow(tok[0], expand(tok[0], "sinfo node list"), None, tok[1]))
+        _once(rows)
         return SinfoResult("plain", rows)
-    if header_i > 0:
+    if header_i > 0 and _STAMP.match(lines[header_i - 1].strip()):
         timestamp = lines[header_i - 1].strip()
     header = lines[header_i].split()
     rows = []
@@ -113,10 +123,15 @@ def parse_sinfo(text: str) -> SinfoResult:
         values[header[-1]] = " ".join(tok[len(header) - 1 :])
         nodelist = values.get("NODELIST") or values.get("HOSTNAMES") or values.get("NODE_NAME", "")
         part = values.get("PARTITION")
+        # an empty partition's row: 0 nodes, node list "n/a"
+        nodes = expand(nodelist, "sinfo node list") if nodelist not in ("", "n/a") else []
+        if "NODES" in values and values["NODES"] != str(len(nodes)):
+            raise ParseError(f"sinfo row {line.strip()[:80]!r}: NODES {values['NODES']!r}, but "
+                             f"its node list names {len(nodes)}")
         rows.append(
             SinfoRow(
                 nodelist=nodelist,
-                nodes=expand(nodelist, "sinfo node list") if nodelist else [],
+                nodes=nodes,
                 partition=part.rstrip("*") if part else None,
                 state=values.get("STATE"),
                 default_partition=bool(part and part.endswith("*")),
@@ -127,8 +142,21 @@ def parse_sinfo(text: str) -> SinfoResult:
         )
     if not rows:
         raise ParseError(f"sinfo output has a header and no rows: {lines[header_i].strip()!r}")
+    _once(rows)
     if header[0] == "PARTITION":
         fmt = "default"
     else:
         fmt = "long-node" if "CPUS" in header and "REASON" in header else "node"
     return SinfoResult(fmt, rows, timestamp)
+
+
+def _once(rows: list[SinfoRow]) -> None:
+    """A node is in one row of a partition (sinfo's rows group the nodes of a partition by
+    state): a second one is another output's, or the same row again with other figures."""
+    seen: set[tuple[str | None, str]] = set()
+    for row in rows:
+        for name in row.nodes:
+            if (row.partition, name) in seen:
+                where = f" of partition {row.partition}" if row.partition else ""
+                raise ParseError(f"sinfo: node {name} in two rows{where}")
+            seen.add((row.partition, name))

@@ -15,7 +15,9 @@
   links), and two settings on lines of their own: `routing=dmodk` and `shape=dragonfly`.
 
 Every text must end with a newline: a last line without one was cut while written
-(`SwitchName=s6 Switches=s` is not a switch `s`), and is refused.
+(`SwitchName=s6 Switches=s` is not a switch `s`), and is refused. A switch or block listed
+twice is refused (never first- or last-wins), and so are `Level=` values Slurm would not print
+(a leaf above level 0, an inner switch not one above its switches).
 """
 
 from __future__ import annotations
@@ -136,6 +138,7 @@ def parse_scontrol_topology(text: str) -> Topology:
     if tree and (blocks or aggregated or sizes):
         raise ParseError(f"{what}: both switches (topology/tree) and blocks (topology/block)")
     if tree:
+        _check_levels(tree, what)
         finish(tree, what)
         return Topology(switches=tree, source="scontrol")
     if not blocks:
@@ -144,6 +147,29 @@ def parse_scontrol_topology(text: str) -> Topology:
     topo = Topology(switches=blocks, source="block", block_sizes=sizes)
     _check_aggregated(topo, aggregated, what)
     return topo
+
+
+def _check_levels(tree: dict[str, Switch], what: str) -> None:
+    """Slurm's levels (`scontrol show topology` prints them, topology.conf has none): a leaf
+    switch is level 0, an inner one a level above each of its switches, one above the highest
+    when every one of them is listed (`scontrol show topology NODE` lists the switches on the
+    node's path only)."""
+    for s in tree.values():
+        if s.level is None:
+            continue
+        if not s.children:
+            if s.level != 0:
+                raise ParseError(f"{what}: leaf switch {s.name} at Level={s.level}: Slurm puts "
+                                 "a switch without switches below it at level 0")
+            continue
+        known = [tree[c].level for c in s.children if c in tree and tree[c].level is not None]
+        if not known:
+            continue
+        if s.level <= max(known) or (len(known) == len(s.children) and
+                                     s.level != max(known) + 1):
+            raise ParseError(f"{what}: switch {s.name} at Level={s.level} above switches at "
+                             f"levels {sorted(set(known))}: Slurm puts it one above the "
+                             "highest")
 
 
 def _check_aggregated(topo: Topology, aggregated: dict[str, list[str]], what: str) -> None:
