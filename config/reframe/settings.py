@@ -75,6 +75,12 @@ _LIST_KEYS = ("systems", "environments", "modes", "storage")
 LAUNCHERS_MODULE = "fabrictest_rfm_launchers"
 
 
+GENERAL = {
+    "check_search_path": [str(ROOT / "reframe_tests")],
+    "report_file": str(ROOT / "output" / "reports" / "run-report-{sessionid}.json"),
+}
+
+
 def _load_module(path: Path, name: str | None = None):
     name = name or f"fabrictest_rfm_system_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -183,9 +189,15 @@ def build() -> dict:
         **merged,
         "general": [
             {
-                "check_search_path": [str(ROOT / "reframe_tests")],
-                "report_file": str(ROOT / "output" / "reports" / "run-report-{sessionid}.json"),
-            }
+                # this machine's own schedulers (a fork, the vcluster's slurmctld in a
+                # namespace): polled at least once a second, where ReFrame's default decays to
+                # once in 10 s for a site's shared slurmctld; a test of a few seconds then ends
+                # when its job does
+                "target_systems": ["local", "vcluster"],
+                "poll_rate_min": 1.0,
+                **GENERAL,
+            },
+            GENERAL,
         ],
         "logging": [
             {
