@@ -112,3 +112,23 @@ def test_degrade_link_needs_a_cluster(tmp_path, capsys):
     assert cli.main(["--state-dir", str(tmp_path / "none"), "degrade-link", "leaf1", "spine1",
                      "50mbit"]) == 1
     assert capsys.readouterr().err.startswith("vcluster: error: no cluster in ")
+
+
+def test_a_node_port_up_again_gets_its_routes_back(tmp_path, monkeypatch):
+    """The kernel drops a switch's routes through a port set down: `link-down`/`flap` then
+    `restore` put the leaf's route to the node back (a flap once left node02 unreachable)."""
+    from fabrictest.vcluster import fabric_net
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(fabric_net, "run", lambda argv, **kw: calls.append(("run", *argv)))
+    monkeypatch.setattr(fabric_net, "_batch", lambda ns, cmds: calls.append(("batch", ns, *cmds)))
+    p = plan(tmp_path, "fat-tree:4x2", 8)
+    f = Fabric(p)
+    node = p.node("node02")
+    fabric_net.set_node_link(p, node, False)
+    assert calls == [("run", "ip", "-n", f.netns("leaf1"), "link", "set", "p-node02", "down")]
+    calls.clear()
+    fabric_net.set_node_link(p, node, True)
+    assert calls == [("run", "ip", "-n", f.netns("leaf1"), "link", "set", "p-node02", "up"),
+                     ("batch", f.netns("leaf1"),
+                      f"route replace {f.node_address(node)}/32 dev p-node02")]

@@ -122,7 +122,7 @@ class TestFatTree:
     def test_a_flap_bounces_the_link_mpi_uses(self, cluster):
         """On a routed fabric `vcluster flap` turns the leaf's port of the node's fabric link
         (hsn0, MPI's), not the bridge's veth: hsn0's carrier_changes grows by 2 per flap and
-        eth0's not at all."""
+        eth0's not at all; node02 is reachable over the fabric afterwards."""
         state, _env = cluster
 
         def carrier(dev: str) -> int:
@@ -134,6 +134,14 @@ class TestFatTree:
         said = vcluster(state, "flap", "node02", "--times", "2", "--interval", "0.5").stdout
         assert "node02: link flapped 2 times" in said
         assert (carrier("hsn0") - before[0], carrier("eth0") - before[1]) == (4, 0)
+        # and the leaf routes to node02 again (the kernel drops a route through a port set
+        # down: a first version left node02 unreachable to every later test)
+        plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
+        fab = Fabric(plan)
+        proc = subprocess.run(["ip", "netns", "exec", plan.node("node07").netns, "ping", "-n",
+                               "-c", "1", "-W", "5", fab.node_address(plan.node("node02"))],
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
 
     def test_a_degraded_leaf_spine_link_is_named_by_sweep_and_attribute(self, cluster, tmp_path):
         state, env = cluster

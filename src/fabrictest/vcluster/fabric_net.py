@@ -117,9 +117,15 @@ def node_rates(plan: Plan, node: Node) -> dict[str, str | None]:
 
 
 def set_node_link(plan: Plan, node: Node, is_up: bool) -> None:
-    """The switch's end of a node's fabric link down or up (the node loses its carrier)."""
-    _n, (sn, sd) = Fabric(plan).node_link(node).ends()
+    """The switch's end of a node's fabric link down or up (the node loses its carrier). The
+    kernel drops the leaf's routes through a port it sets down: up again, they are put back."""
+    f = Fabric(plan)
+    link = f.node_link(node)
+    _n, (sn, sd) = link.ends()
     run(["ip", "-n", sn, "link", "set", sd, "up" if is_up else "down"])
+    if is_up:
+        _batch(sn, [f"route replace {dst} dev {dev}" for dst, dev in f.routes(link.b)
+                    if dev == sd])
 
 
 __all__ = ["down", "link_rates", "node_rates", "set_node_link", "shape_ends", "shape_node",
