@@ -207,6 +207,23 @@ def test_sinfo_formats():
         parse_sinfo("# OSU MPI Latency Test v5.7\n# Size  Latency (us)\n0 1.07\n")
 
 
+def test_sinfo_a_node_in_two_partitions_without_a_partition_column():
+    """`sinfo -N -h -o '%N %T'` prints a node once per partition it is in, with its one
+    state (overlapping partitions are common): accepted; the same node with two states is two
+    outputs' (or one edited), refused; with a partition column, a node twice in one partition
+    is refused."""
+    plain = parse_sinfo("nid001 idle\nnid002 drained\nnid001 idle\nnid002 drained\n")
+    assert plain.nodes_in_state("idle") == ["nid001"] and plain.nodes_in_state("drained") == [
+        "nid002"]
+    with pytest.raises(ParseError, match=r"node nid001 in two rows \(idle and down\)"):
+        parse_sinfo("nid001 idle\nnid001 down\n")
+    two = "PARTITION AVAIL TIMELIMIT NODES STATE NODELIST\n"
+    ok = parse_sinfo(two + "batch* up infinite 1 idle nid001\ndebug up 30:00 1 idle nid001\n")
+    assert [r.partition for r in ok.rows] == ["batch", "debug"]
+    with pytest.raises(ParseError, match="node nid001 in two rows of partition batch"):
+        parse_sinfo(two + "batch* up infinite 1 idle nid001\nbatch* up infinite 1 mix nid001\n")
+
+
 def test_expand_hostlist():
     assert expand_hostlist("compute[000000,000003]") == ["compute000000", "compute000003"]
     assert expand_hostlist("nid[008-010,012],login1") == [

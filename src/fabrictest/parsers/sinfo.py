@@ -5,7 +5,8 @@ headerless two-column ``sinfo -N -h -o '%N %T'``. Host lists such as
 
 What is refused (ParseError), never read first- or last-wins: a row whose ``NODES`` is not the
 number of nodes its node list names (the header printed again, a line that is not sinfo's),
-a node listed twice in one partition (twice at all in the headerless form), a last line cut
+a node listed twice in one partition (without a partition column: twice with two
+states; a node in two partitions is printed once for each), a last line cut
 before its newline. The timestamp of ``-l`` is the line before the header when it is a date as
 sinfo prints it (``Fri Jul 09 16:55:43 2021``).
 """
@@ -152,11 +153,15 @@ def parse_sinfo(text: str) -> SinfoResult:
 
 def _once(rows: list[SinfoRow]) -> None:
     """A node is in one row of a partition (sinfo's rows group the nodes of a partition by
-    state): a second one is another output's, or the same row again with other figures."""
-    seen: set[tuple[str | None, str]] = set()
+    state): a second one is another output's, or the same row again with other figures.
+    Without a partition column (``sinfo -N -o '%N %T'``) a node in two partitions is printed
+    once per partition, with its one state: that is accepted, another state is not."""
+    seen: dict[tuple[str | None, str], str | None] = {}
     for row in rows:
         for name in row.nodes:
-            if (row.partition, name) in seen:
-                where = f" of partition {row.partition}" if row.partition else ""
+            key = (row.partition, name)
+            if key in seen and (row.partition is not None or seen[key] != row.state):
+                where = f" of partition {row.partition}" if row.partition else (
+                    f" ({seen[key]} and {row.state})")
                 raise ParseError(f"sinfo: node {name} in two rows{where}")
-            seen.add((row.partition, name))
+            seen[key] = row.state
