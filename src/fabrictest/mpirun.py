@@ -23,7 +23,7 @@ def flavour(mpirun: str = "mpirun") -> str:
     """'openmpi', 'mpich' or 'unknown', from `mpirun --version`."""
     exe = shutil.which(mpirun)
     if exe is None:
-        raise MpiNotFound(f"{mpirun} not found on PATH: install an MPI (see README)")
+        raise MpiNotFound(f"{mpirun} not found on PATH: install an MPI (docs/install.md)")
     try:
         out = subprocess.run(
             [exe, "--version"], capture_output=True, text=True, timeout=30
