@@ -178,6 +178,18 @@ def test_performance_nodes_without_a_preflight_result_leave_stage1_incomplete(en
     assert "2 of 4 nodes reported" in gaps and "no pre-flight result for node03, node04" in gaps
 
 
+def test_a_short_node_list_from_reframe_does_not_make_stage1_incomplete(env):
+    """A real vcluster recording: ReFrame's report gave the 4-node health job's node list as
+    ['node01'] (the scheduler's answer to its last poll); the 4 nodes that reported are what
+    its 4 tasks (one per node) asked for."""
+    run = healthy(Run(env))
+    health = next(tc for tc in run.cases if tc["name"].startswith("NicHealthTest"))
+    health["job_nodelist"] = ["node01"]
+    rc, out, _, twin = accept(env, "--report", run.write())
+    assert twin["stages"][0]["status"] == "pass", twin["stages"][0]
+    assert rc == 0 and "ACCEPTED" in out
+
+
 def test_health_from_fabric_health_json(env):
     run = Run(env)
     run.case("TxRxTest %scenario=paired %span=one", ("node01", "node02"),
