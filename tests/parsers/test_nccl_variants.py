@@ -12,16 +12,23 @@ stays possible (a slower run of 8 bytes), read exactly or refused.
 
 from __future__ import annotations
 
-import os
 import re
 
-from hypothesis import given, settings
+import pytest
 from recordings import recordings
-from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, variants
+from variants import (
+    Accepted,
+    Figure,
+    Plugin,
+    Refused,
+    Row,
+    Table,
+    assert_read_whole,
+    run_variants,
+)
 
 from fabrictest.parsers import ParseError, nccl
 
-EXAMPLES = int(os.environ.get("VARIANT_EXAMPLES", 120))
 WHOLE = ("nccl-all_reduce_perf-2nodes-16xh100-a3mega.txt", "rccl-all_reduce_perf-1node-8xmi300x.txt",
          "rccl-all_reduce_perf-2nodes-16xmi300x-e16G.txt",
          "nccl-alltoall_perf-1rank-rtx5090-one-size.txt")
@@ -92,7 +99,7 @@ class Nccl(Plugin):
         return off or off_bus
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, deadline=None)
-@given(variant=variants(Nccl()))
-def test_nccl_variants(variant):
-    check(variant)
+@pytest.mark.parametrize("plugin", [Nccl()], ids=lambda p: p.name)
+def test_nccl_variants(plugin):
+    assert_read_whole(plugin)
+    run_variants(plugin)

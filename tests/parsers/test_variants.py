@@ -9,14 +9,22 @@ scaled past it is impossible and must be refused.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
 from recordings import DATA, recordings
-from variants import LADDER, Accepted, Figure, Plugin, Refused, Row, Table, check, variants
+from variants import (
+    LADDER,
+    Accepted,
+    Figure,
+    Plugin,
+    Refused,
+    Row,
+    Table,
+    assert_read_whole,
+    run_variants,
+)
 from variants import number_spans as _spans
 from variants import rung as _rung
 
@@ -34,7 +42,6 @@ from fabrictest.parsers import (
 )
 
 WRAPPED = DATA / "real-outputs-wrapped"  # site-wrapped outputs (SOURCES.md there)
-EXAMPLES = int(os.environ.get("VARIANT_EXAMPLES", 120))  # per parser: 7 x 120 in ~15 s on 2 cores
 
 
 def _time_rung(benchmark: str, rows) -> float:
@@ -550,18 +557,9 @@ PLUGINS = [Osu(), Imb(), Perftest(), Txrx(), IbvDevinfo(), RdmaLink(), Launch()]
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_every_recording_is_read_whole(plugin):
-    """The variants start from whole readings (the recordings really cut are left out)."""
-    for path in plugin.files():
-        text = path.read_text()
-        got = plugin.read(text, plugin.context(text))
-        assert isinstance(got, Accepted), (path.name, got)
+    assert_read_whole(plugin)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_hostile_variants(plugin):
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
-    @given(variant=variants(plugin))
-    def run(variant):
-        check(variant)
-
-    run()
+    run_variants(plugin)

@@ -11,19 +11,16 @@ or last-wins.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
-from hypothesis import given, settings
 from recordings import DATA, recordings
-from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, variants
+from variants import Accepted, Figure, Plugin, Refused, Row, Table, assert_read_whole, run_variants
 
 from fabrictest.parsers import ParseError, ip_addr, lldp, sinfo
 from fabrictest.parsers.hostlists import expand
 from fabrictest.parsers.topology import parse_any_topology
 
-EXAMPLES = int(os.environ.get("VARIANT_EXAMPLES", 120))
 TOPOLOGY = DATA / "topology"
 
 
@@ -351,17 +348,9 @@ PLUGINS = [Topology(), Sinfo(), Lldpctl(), Lldptool(), IpAddr()]
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_every_cluster_recording_is_read_whole(plugin):
-    for path in plugin.files():
-        text = plugin.text(path)
-        got = plugin.read(text, plugin.context(text))
-        assert isinstance(got, Accepted), (path.name, got)
+    assert_read_whole(plugin)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_hostile_cluster_variants(plugin):
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
-    @given(variant=variants(plugin))
-    def run(variant):
-        check(variant)
-
-    run()
+    run_variants(plugin)

@@ -11,17 +11,24 @@ docstrings) or exceeds the recording's own line rate (``variants.rung``).
 from __future__ import annotations
 
 import math
-import os
 import re
 
 import pytest
-from hypothesis import given, settings
 from recordings import recordings
-from variants import Accepted, Figure, Plugin, Refused, Row, Table, check, rung, variants
+from variants import (
+    Accepted,
+    Figure,
+    Plugin,
+    Refused,
+    Row,
+    Table,
+    assert_read_whole,
+    run_variants,
+    rung,
+)
 
 from fabrictest.parsers import ParseError, alltomany, bisection, congestion, physical
 
-EXAMPLES = int(os.environ.get("VARIANT_EXAMPLES", 120))
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
@@ -335,17 +342,9 @@ PLUGINS = [AllToMany(), Bisection(), Congestion()]
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_every_program_recording_is_read_whole(plugin):
-    for path in plugin.files():
-        text = plugin.text(path)
-        got = plugin.read(text, plugin.context(text))
-        assert isinstance(got, Accepted), (path.name, got)
+    assert_read_whole(plugin)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_hostile_program_variants(plugin):
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None)
-    @given(variant=variants(plugin))
-    def run(variant):
-        check(variant)
-
-    run()
+    run_variants(plugin)
