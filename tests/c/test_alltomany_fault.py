@@ -20,7 +20,7 @@ import statistics
 import pytest
 from alltomany_trials import partition_run_limit, run_across_trials, run_trials
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.timing]
 
 
 def _launch(mpirun, c_build):

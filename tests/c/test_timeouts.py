@@ -20,7 +20,7 @@ import pytest
 
 from fabrictest import mpirun as mpilaunch
 
-pytestmark = [pytest.mark.mpi, pytest.mark.slow]
+pytestmark = [pytest.mark.mpi, pytest.mark.slow, pytest.mark.timing]
 
 TIMEOUT_S = 3  # -T
 #: the longest a stopped rank may hold the job: -T, the ranks' stagger (0.2 s each, up to 1.8),

@@ -15,7 +15,7 @@ from _rfm import ROOT, run_reframe
 
 from fabrictest.binaries import benchmark_features
 
-pytestmark = [pytest.mark.slow, pytest.mark.mpi]
+pytestmark = [pytest.mark.slow, pytest.mark.mpi, pytest.mark.timing]
 
 SAME_NODE = "TxRxTest%scenario=same-node%span=one%method=mpi%buffer=host"
 RAN_FOR_REAL = (

@@ -203,6 +203,7 @@ def test_rc_over_a_dead_link_fails_loudly(sim):
     assert e[0].startswith("ERROR:__main__:Rank 0 transmitter (rank 1)")
 
 
+@pytest.mark.timing  # reported within the timeout: a wall-clock bound
 def test_a_stalled_queue_pair_among_two_is_reported_within_its_timeout(sim):
     timeout = 4
     t = time.monotonic()

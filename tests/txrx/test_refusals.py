@@ -101,6 +101,7 @@ def test_json_path_that_works_leaves_no_probe_file(mpirun, tmp_path):
     assert js.is_file() and [x.name for x in tmp_path.iterdir()] == ["r.json"]
 
 
+@pytest.mark.timing  # reported within the timeout: a wall-clock bound
 def test_stalled_stream_among_two_is_reported_within_its_own_timeout(mpirun):
     # transmitter 1 (rank 2) stalls after 200 messages while transmitter 0 keeps its stream
     # busy far longer than the timeout; today the receiver's one deadline, touched by the
