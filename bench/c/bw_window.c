@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    /* 2 MiB aligned and transparent huge pages, as numpy allocates large arrays */
+    /* 2 MiB aligned and transparent huge pages, as txrx allocates its rings (buffers.py) */
     char *ring = NULL;
     if (posix_memalign((void **)&ring, 1 << 21, (size_t)(slots * msg)))
         ring = NULL;
