@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up (if needed) and run the project's tests: ruff, the layer contracts (lint-imports, see
 # docs/architecture.md), then pytest (real MPI runs, the C programs, the parsers, ReFrame on
-# `local`, and, as root, the vcluster multi-node suite). Each step that fails stops the run.
+# `local`, and, as root, the vcluster multi-node suite). ruff or lint-imports failing stops the
+# run; both pytest phases below always run, and the exit is non-zero when either failed.
 # The whole run (no arguments) is two pytest sessions: first, one at a time, the tests that
 # judge measured time or rates on this host (`-m "vcluster or timing"`: the vcluster's shaped
 # links, the all-to-many growth checks, the timeouts), alone so that no other test's load is

@@ -242,13 +242,13 @@ def test_host_buffer_views():
 @pytest.mark.parametrize("shape, align", [((4, 64), PAGE), ((64, 65536), HUGE_PAGE),
                                           ((2, 64, 262144), HUGE_PAGE), ((3, 4104), PAGE)])
 def test_host_rings_start_on_a_page_or_a_huge_page(shape, align):
-    # numpy alone aligns to 64 B: every slot then spans one page more (30 % of osu_bw's rate
-    # at 64 KiB, docs/txrx.md)
+    # numpy alone aligns to 64 B: every slot then spans one page more, and txrx lost a quarter
+    # of its rate at 64 KiB (docs/txrx.md, Benchmark)
     for _ in range(5):  # whatever malloc returns
         b = Buffer(shape)
         assert b.array.ctypes.data % align == 0, (shape, b.array.ctypes.data % align)
         assert b.array.shape == shape and b.array.flags.c_contiguous and not b.array.any()
-        b.words[...] = 7  # the whole ring is the caller's, and only it
+        b.words[...] = 7  # the words view covers the whole ring
         assert int(b.array.sum()) == 7 * b.nbytes // 8
 
 
