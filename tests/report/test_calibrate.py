@@ -31,6 +31,10 @@ CALIBRATED = {("BisectionTest", "node_bw"), ("BisectionTest", "aggregate_bw"),
 # was calibrated on. The ReFrame checks here are about the file (found, applied, able to
 # fail), so their bounds are loose; the statistics are checked on chosen values below.
 LOOSE = ["--factor", "0.5", "--floor", "0.95", "--max-bound", "0.99"]
+# the bounds asserted below come from the sessions' measured spread: beside another test (the
+# second phase's other worker) one session's node_bw fell 97 % below the median and set the
+# bound (-97.2 %, not the floor's -95 %)
+pytestmark = pytest.mark.timing
 
 
 def _run_suite(tmp, env, *extra):
