@@ -143,6 +143,14 @@ class FabricCheck(
         except PerformanceError as err:
             raise PerformanceError(self.placed_failures(str(err))) from None
 
+    @run_before("run")
+    def _bound_pending_time(self):
+        """A job waits for its nodes at most the partition's ``extras.max_pending_time``
+        (ReFrame's ``max_pending_time``; ``-S max_pending_time=`` wins): then ReFrame cancels
+        it and the test fails, instead of waiting on a node that never comes back."""
+        if self.max_pending_time is None and self.extra("max_pending_time"):
+            self.max_pending_time = self.extra("max_pending_time")
+
     # -- sanity: fail closed ---------------------------------------------------------------
     @run_before("run")
     def _job_epilogue(self):

@@ -68,11 +68,19 @@ class OsuBase(FabricTest):
         """The iterations put on the command line (-i; 0: OSU's default)."""
         return self.osu_iterations or 0
 
+    def asked_min(self) -> int:
+        """The smallest size put on the command line (-m MIN:TOP); 1: OSU's own first size."""
+        return 1
+
     def size_opts(self) -> list[str]:
         opts = []
-        top = self.asked_top()
-        if top:
-            opts += ["-m", f"1:{top}" if top > 1 else str(top)]
+        top, low = self.asked_top(), self.asked_min()
+        if low > 1 and low > self.top_size():
+            raise ValueError(f"{type(self).__name__}: smallest size {low} B is above the "
+                             f"largest, {self.top_size()} B")
+        if top or low > 1:
+            top = top or self.top_size()
+            opts += ["-m", f"{low}:{top}" if top > 1 else str(top)]
         if self.asked_iterations():
             opts += ["-i", str(self.asked_iterations())]
         return opts
@@ -88,7 +96,7 @@ class OsuBase(FabricTest):
                      one_host: bool = False) -> list[str]:
         """One OSU run of ``benchmark`` whole (every size up to the requested maximum),
         validated, and within what ``links`` links (or one host's memory) can carry."""
-        min_size = 1 if self.asked_top() else None
+        min_size = self.asked_min() if self.asked_top() or self.asked_min() > 1 else None
         floor = physical.SHARED_TOP_FLOOR if one_host else physical.TOP_FLOOR
         problems = missing(res, max_size=self.top_size(), min_size=min_size, name=name,
                            benchmark=benchmark, top_floor=floor)

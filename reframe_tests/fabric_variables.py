@@ -114,7 +114,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     # sizes and counts: a positive whole number (unset: the profile's or partition's)
     **{name: positive_count for name in (
         "nmsg", "sim_nmsg", "msg_size", "num_blks", "num_cmsgs", "unit_size", "ppn",
-        "num_nodes", "num_reps", "max_size", "osu_iterations", "mbw_nodes",
+        "num_nodes", "num_reps", "max_size", "min_size", "osu_iterations", "mbw_nodes",
         "max_repetitions", "perftest_iters", "rounds", "max_rounds", "iterations", "min_bytes",
         "max_bytes")},
     # congestion's probes: 0 is the size profile's (FULL, QUICK), else 1 .. the program's limit
@@ -161,7 +161,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     # set by the families, not options
     **{name: family_data for name in ("scenario", "informational_perf_vars",
                                       "informational_here", "reference_aliases",
-                                      "measured_with", "spack_specs")},
+                                      "measured_with", "spack_specs", "node_pairs")},
     # records set after setup (fabric_provenance.py), not options
     **{name: family_data for name in ("suite_commit", "mpi_version", "reference_sha256")},
 }

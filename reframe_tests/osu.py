@@ -33,11 +33,12 @@ import reframe.utility.typecheck as typ
 from fabric_node_sets import derived, first_nodes, node_set_sizes
 from fabric_node_sets import node_sets as partition_node_sets
 from fabric_osu import OsuBase
-from fabric_placement import gpus_on, one_host
+from fabric_placement import gpus_on, job_nodes, one_host
 from fabric_types import Count, Real
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, variable
 from scenario_math import device_fraction
 
+from fabrictest.parsers.hostlists import compress
 from fabrictest.parsers.launch import EXIT_STATUS_LINE
 from fabrictest.parsers.node_sets import LABELS
 from fabrictest.parsers.osu import placement_problems
@@ -89,13 +90,23 @@ class OsuPt2PtTest(OsuBase):
 @rfm.simple_test
 class OsuMbwMrTest(OsuBase):
     descr = "OSU multi-pair bandwidth and message rate over a switch, group or global node set"
-    shaped_by = ("max_size", "osu_iterations", "mbw_nodes")
+    shaped_by = ("max_size", "osu_iterations", "mbw_nodes", "min_size")
     scenario = variable(str, value="paired")
     scope = parameter(["switch", "group", "global"])
     ranks_per_node = parameter([1, 8, 20])
     #: nodes; unset: extras.node_set_sizes[scope] (or the size of the scope's set in
     #: extras.topology), else the partition's nodes
     mbw_nodes = variable(Count, type(None), value=None)
+    #: smallest size (-m MIN:TOP); unset: extras.osu_mbw_min_size, else OSU's 1 B. Links
+    #: shaped by a token bucket (the vcluster's tbf) pass a window that fits the bucket at
+    #: memory speed, and osu_mbw_mr's untimed barrier before each window refills it
+    min_size = variable(Count, type(None), value=None)
+    #: set by the family: the node pairs of its node set (a reference $index may name it, and
+    #: the run report records it for `fabric-report calibrate`)
+    node_pairs = variable(int, type(None), value=None)
+
+    def asked_min(self) -> int:
+        return int(self.min_size or self.extra("osu_mbw_min_size", 1))
 
     def layout_on(self, part) -> tuple[int, bool]:
         """(nodes, whether two groups of ranks on one host stand for them) on ``part``; a
@@ -134,7 +145,8 @@ class OsuMbwMrTest(OsuBase):
         if self.scope in node_sets and self.is_slurm:
             self.job.options += [f"--nodelist={node_sets[self.scope]}"]
         self.node_pairs = nodes // 2
-        self.record_shaping(mbw_nodes=nodes)
+        low = self.asked_min()
+        self.record_shaping(mbw_nodes=nodes, min_size=low if low > 1 else None)
         # block placement: the first half of the ranks (nodes) pairs with the second half
         self.place(nodes, self.ranks_per_node, round_robin=False)
 
@@ -156,6 +168,12 @@ class OsuMbwMrTest(OsuBase):
         """The Slingshot acceptance notes' 'Peak BW/Node': peak aggregate over the number of
         node pairs."""
         return self.result().peak() / self.node_pairs
+
+    def figure_place(self, var, failed):
+        """The node set the figure was measured on: the job's nodes as a hostlist."""
+        got = job_nodes(self)
+        return (compress(got) if got else "",
+                f"{self.scope} node set, {self.node_pairs} node pairs")
 
 
 @rfm.simple_test

@@ -40,7 +40,10 @@ Conventions the tests rely on (see docs/reframe.md):
   ``fabric-health`` checks), ``gpu_runtime`` (cuda|rocm), ``topology`` (a topology file
   relative to the repository, or its text: the node sets are derived from it), ``node_sets``
   ({scope: slurm nodelist}) and ``node_set_sizes`` ({scope: nodes}), which win over the
-  topology's, scope by scope.
+  topology's, scope by scope; ``max_pending_time`` (how long a job may wait for its nodes
+  before ReFrame cancels it and the test fails; ``-S max_pending_time=`` wins),
+  ``osu_mbw_min_size`` (osu_mbw_mr's smallest size where smaller windows do not measure the
+  links).
 
 Results storage is enabled (sqlite): one database per checkout, ``output/reports/results.db``
 under the repository, so that two clones of the suite on one machine never mix their sessions

@@ -101,6 +101,16 @@ def test_collective_columns():
     )
     b = parse_imb(text).benchmark("Allreduce", nprocs=4)
     assert b.row(4).t_avg == 1.30 and b.row(4).t_max == 1.50 and b.latency_at(4) == 1.30
+    assert b.slowest_at(4) == 1.50  # the slowest rank's time (ImbTest's latency_large_max)
+
+
+def test_slowest_rank_of_a_recorded_allreduce():
+    r = parse_imb(read("imb-2021.7-allreduce-np2-ompi4.1-local.txt"))
+    b = r.benchmark("Allreduce")
+    assert (b.latency_at(1048576), b.slowest_at(1048576)) == (3672.07, 3688.21)
+    pingpong = parse_imb(read("imb-2021.7-pingpong-ompi4.1-local.txt"))
+    with pytest.raises(KeyError, match="no t_max column"):
+        pingpong.benchmark("PingPong").slowest_at(0)
 
 
 @pytest.mark.parametrize(

@@ -217,3 +217,29 @@ def test_spack_partitions_run_the_name_whatever_this_host_holds(tmp_path):
     for script in (osu, imb, perf):
         assert str(tmp_path) not in script, script
         assert 'spack env activate --sh -d' in script, script
+
+
+@pytest.mark.slow
+def test_vcluster_osu_mbw_mr_starts_where_its_token_buckets_stop_counting(tmp_path):
+    """vcluster's extras.osu_mbw_min_size: osu_mbw_mr from 64 KiB (smaller windows fit tbf's
+    bucket and read above the links); a largest size below it is refused at setup, saying so,
+    before any job; -S OsuMbwMrTest.min_size= wins."""
+    home = _osu_prefix(tmp_path / "osu", OSU_BENCHMARKS)
+    (tmp_path / "no-vcluster").mkdir()
+    env = {"OSU_HOME": str(home), "IMB_HOME": "",
+           "VCLUSTER_STATE_DIR": str(tmp_path / "no-vcluster")}
+    case = "OsuMbwMrTest %scope=switch %ranks_per_node=1"
+    quick = run_reframe(["--system", "vcluster", "--dry-run", "-n", "OsuMbwMrTest",
+                         "-S", "size_profile=quick"], tmp_path / "quick", timeout=300, env=env)
+    assert quick.returncode == 0, quick.output[-3000:]
+    assert re.search(r"/osu_mbw_mr -m 65536:65536$", quick.job_script(case), re.MULTILINE)
+    asked = run_reframe(["--system", "vcluster", "--dry-run", "-n", "OsuMbwMrTest",
+                         "-S", "OsuMbwMrTest.min_size=1024", "-S", "max_size=8192"],
+                        tmp_path / "asked", timeout=300, env=env)
+    assert asked.returncode == 0, asked.output[-3000:]
+    assert re.search(r"/osu_mbw_mr -m 1024:8192$", asked.job_script(case), re.MULTILINE)
+    below = run_reframe(["--system", "vcluster", "--dry-run", "-n", "OsuMbwMrTest",
+                         "-S", "max_size=4096"], tmp_path / "below", timeout=300, env=env)
+    assert below.returncode != 0
+    reason = below.case(case).get("fail_reason") or ""
+    assert "smallest size 65536 B is above the largest, 4096 B" in reason, reason

@@ -19,6 +19,7 @@ Each sweep runs once here (about 30 s each, 3 sweeps, ~2 min with both clusters 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from fabrictest.vcluster.plan import Plan
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sweep(env: dict, tmp_path: Path, name: str, *topology: str):
@@ -61,6 +63,40 @@ def attribute(env: dict, sweep_json: Path, *topology: str) -> list[str]:
                            *topology], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return proc.stdout.splitlines()
+
+
+def _reframe_env(tmp_path: Path) -> dict[str, str]:
+    return {"RFM_CONFIG_FILES": str(ROOT / "config" / "reframe" / "settings.py"),
+            "RFM_REFERENCE_PREFIX": str(ROOT / "reference"),
+            "FABRICTEST_RESULTS_DB": str(tmp_path / "results.db"),
+            "FABRICTEST_RFM_LOG": str(tmp_path / "reframe.log"), "RFM_COLORIZE": "n",
+            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+#: osu_mbw_mr 7.4 at 64 KiB between two nodes of the fat tree (three healthy ReFrame runs on
+#: `vcluster up --fat-tree 4x2`, 2026-11-27: 23.86 MB/s each; reference/vcluster.yaml)
+STAND_IN_PAIR_MBS = 23.86
+
+
+def _osu_mbw_mr_stand_in(home: Path) -> Path:
+    """An OSU prefix whose osu_mbw_mr prints, from rank 0, osu_mbw_mr 7.4's table for
+    -m 65536:65536 with the pairs of its job (one per two ranks) at STAND_IN_PAIR_MBS each,
+    after holding the job's nodes for 5 s; every rank exits 0."""
+    exe = home / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt" / "osu_mbw_mr"
+    exe.parent.mkdir(parents=True)
+    exe.write_text(f"""#!/bin/bash
+# stand-in for osu_mbw_mr (tests/vcluster/test_fabric_shapes.py)
+sleep 5
+[ "${{SLURM_PROCID:-0}}" = 0 ] || exit 0
+pairs=$(( ${{SLURM_NTASKS:-2}} / 2 ))
+echo "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4"
+echo "# [ pairs: $pairs ] [ window size: 64 ]"
+echo "# Datatype: MPI_CHAR."
+echo "# Size                  MB/s        Messages/s"
+awk -v p=$pairs 'BEGIN {{ b = p * {STAND_IN_PAIR_MBS}; printf "%-10d%17.2f%18.2f\\n", 65536, b, b * 1e6 / 65536 }}'
+""")
+    exe.chmod(0o755)
+    return home
 
 
 # class-scoped: one cluster at a time (the second class's waits for the first's to go down)
@@ -157,6 +193,38 @@ class TestFatTree:
         assert lines[0].startswith("suspect: uplink leaf1<->spine1: "), lines
         said = attribute(env, js, "--topology", "slurm", "--routing", "dmodk")
         assert said[0].startswith("suspect: uplink leaf1<->spine1: shared by all "), said
+
+    def test_osu_mbw_mr_runs_over_each_node_set_at_once_and_passes(self, cluster, tmp_path):
+        """OsuMbwMrTest's switch, group and global cases (node[01-02] twice, node[01-04])
+        submitted together: each job waits for the nodes another holds and then runs (Slurm
+        says ReqNodeNotAvail for them, and that cancelled the global job before vcluster left
+        it out of its cancel reasons), and each passes vcluster's reference for its node
+        count. With OSU_HOME the real osu_mbw_mr runs; without it (CI) a stand-in prints what
+        osu_mbw_mr measured at 64 KiB on this fat tree (23.86 MB/s a pair) after holding its
+        nodes for 5 s."""
+        state, env = cluster
+        env = {**env, **_reframe_env(tmp_path)}
+        if not os.environ.get("OSU_HOME"):
+            env["OSU_HOME"] = str(_osu_mbw_mr_stand_in(tmp_path / "osu"))
+        report = tmp_path / "report.json"
+        proc = subprocess.run(
+            ["reframe", "-c", str(ROOT / "reframe_tests"), "-r", "--system", "vcluster",
+             "-n", "OsuMbwMrTest", "-S", "size_profile=quick", "--prefix", str(tmp_path / "rfm"),
+             "--report-file", str(report)],
+            capture_output=True, text=True, env=env, timeout=540, cwd=ROOT)
+        assert report.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
+        cases = {tc["display_name"]: tc for run in json.loads(report.read_text())["runs"]
+                 for tc in run["testcases"] if tc["display_name"].startswith("OsuMbwMrTest")}
+        assert len(cases) == 3, proc.stdout[-3000:]
+        for name, tc in cases.items():
+            assert tc["result"] == "pass", f"{name}: {tc.get('fail_reason')}"
+            # the wait a job gets instead (extras.max_pending_time: 30 min)
+            assert tc["max_pending_time"] == 1800.0, (name, tc["max_pending_time"])
+        nodes = {name.split()[1]: tc.get("job_nodelist") for name, tc in cases.items()}
+        assert nodes == {"%scope=switch": ["node01", "node02"],
+                         "%scope=group": ["node01", "node02"],
+                         "%scope=global": ["node01", "node02", "node03", "node04"]}, nodes
+        assert proc.returncode == 0, proc.stdout[-3000:]
 
     def test_a_healthy_fat_tree_names_nothing(self, cluster, tmp_path):
         _state, env = cluster

@@ -101,12 +101,15 @@ system = {
             "features": ["mpi", "slurm", *BENCHMARKS],
             "max_jobs": 4,
             "time_limit": "10m",
-            # A job that can never start (too many ranks per node, a node down) is cancelled
-            # and its test fails, instead of pending until the time limit.
+            # A job that can never start (too many ranks per node) is cancelled and its test
+            # fails, instead of pending until the time limit. Not ReqNodeNotAvail: Slurm also
+            # gives it to a job whose --nodelist nodes are held or reserved for an earlier
+            # job (the node sets of a routed fabric: a leaf's switch and group jobs and the
+            # global one; reframe-hpc/reframe#2411), so a job waiting for a down node is
+            # bounded by extras.max_pending_time instead.
             "sched_options": {
                 "slurm_job_cancel_reasons": [
-                    "ReqNodeNotAvail", "PartitionConfig", "PartitionNodeLimit", "BadConstraints",
-                    "NodeDown",
+                    "PartitionConfig", "PartitionNodeLimit", "BadConstraints", "NodeDown",
                 ],
             },
             "env_vars": [[k, v] for k, v in JOB_ENV.items()],
@@ -116,6 +119,13 @@ system = {
                 "ranks_per_node": 2,
                 "max_ranks_per_node": PLAN.cpus,
                 "line_rate_gbps": LINE_RATE_GBPS,
+                # osu_mbw_mr from 64 KiB: tbf's bucket (250 KB) passes a window of 64 messages
+                # that fits it at memory speed, and OSU's untimed barrier before each window
+                # refills it, so smaller sizes read above the links (2 pairs: 123 MB/s at
+                # 4 KiB, 57.6 at 16 KiB on 2 x 25 MB/s); at 64 KiB 47.4-48.9 (2 pairs), 23.9 (1)
+                "osu_mbw_min_size": 65536,
+                # three time limits: up to max_jobs - 1 jobs ahead of a job on its nodes
+                "max_pending_time": "30m",
                 # OSU scopes: none. On one bridge every scope is all nodes, and a --nodelist of
                 # all nodes made 2-rank osu_* jobs allocate every node (and be cancelled as
                 # ReqNodeNotAvail while another job held them); osu_mbw_mr uses all nodes anyway.

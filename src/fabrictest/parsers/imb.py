@@ -119,6 +119,13 @@ class ImbBenchmark:
             raise KeyError(f"{self.name} prints no time column")
         return value
 
+    def slowest_at(self, nbytes: int) -> float:
+        """A collective's ``t_max[usec]`` at ``nbytes``: its slowest rank's time."""
+        value = self.row(nbytes).t_max
+        if value is None:
+            raise KeyError(f"{self.name} prints no t_max column")
+        return value
+
     def bandwidth_at(self, nbytes: int) -> float:
         value = self.row(nbytes).mbytes_per_sec
         if value is None:
