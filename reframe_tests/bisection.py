@@ -74,7 +74,8 @@ class BisectionTest(FabricTest):
             one_host(self.current_partition) or self.layout["nodes"] == 1))
         if rate is None:
             return [*problems, what]
-        return problems + above_line_rate(self.result(), rate, what)
+        return problems + above_line_rate(self.result(), rate, what,
+                                          int(self.extra("link_burst_bytes", 0)))
 
     @performance_function("MB/s")
     def node_bw(self):

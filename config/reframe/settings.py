@@ -43,7 +43,7 @@ Conventions the tests rely on (see docs/reframe.md):
   topology's, scope by scope; ``max_pending_time`` (how long a job may wait for its nodes
   before ReFrame cancels it and the test fails; ``-S max_pending_time=`` wins),
   ``osu_mbw_min_size`` (osu_mbw_mr's smallest size where smaller windows do not measure the
-  links).
+  links), ``link_burst_bytes`` (links shaped by a token bucket of that size).
 
 Results storage is enabled (sqlite): one database per checkout, ``output/reports/results.db``
 under the repository, so that two clones of the suite on one machine never mix their sessions

@@ -242,3 +242,29 @@ def test_bisection_above_the_line_rate_is_impossible():
     said = bisection.above_line_rate(res, 100)
     assert said and said[0].startswith("bisection: 20498.9 MB/s per node at 4 MiB = 164 Gb/s, "
                                        "above the 100 Gb/s line rate"), said
+
+
+def test_bisection_on_token_bucket_links_is_bounded_by_the_bucket():
+    """The vcluster's links are tbf token buckets (250,000 bytes at 200 Mbit/s): after the
+    program's untimed barrier a node's first 250 KB go at memory speed. A CI run's 16 KiB row
+    read 41.02 MB/s a node over 25 MB/s links (2 ranks x 20 x 16 KiB = 655,360 bytes a node):
+    impossible for a plain link, possible for the bucket. A row above what the bucket allows
+    is still refused."""
+    text = read("bisection_bw-vcluster-tbf-burst.txt")
+    res = bisection.parse_bisection(text)
+    assert bisection.missing(res, ranks=8, nodes=4, ppn=2, reps=20) == []
+    plain = bisection.above_line_rate(res, 0.2)
+    assert plain and plain[0].startswith("bisection: 41.02 MB/s per node at 16 KiB"), plain
+    assert bisection.above_line_rate(res, 0.2, burst_bytes=250_000) == []
+    # 655,360 bytes take at least (655,360 - 250,000) / 25 MB/s: at most 44.4 MB/s with the
+    # margin; 50 MB/s is refused, naming the bucket
+    row = _line_of(text, "Msg Size:     16384 bytes")
+    bad = bisection.parse_bisection(text.replace(row, row.replace("41.02", "50.00")
+                                                 .replace("0.16 GB", "0.20 GB")))
+    said = bisection.above_line_rate(bad, 0.2, burst_bytes=250_000)
+    assert said and "a 250000 B token bucket and 640 KiB sent a node: impossible" in said[0], said
+
+
+def _line_of(text: str, part: str) -> str:
+    (line,) = [ln for ln in text.splitlines() if part in ln]
+    return line

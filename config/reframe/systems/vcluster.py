@@ -31,6 +31,7 @@ from pathlib import Path
 from fabrictest.binaries import benchmark_features
 from fabrictest.gpus import SHARED_MEMORY_GBPS
 from fabrictest.vcluster.plan import Plan, default_state_dir, parse_rate
+from fabrictest.vcluster.shaping import burst_bytes
 
 
 def _plan() -> Plan:
@@ -70,6 +71,8 @@ SLURM_CONF = str(PLAN.slurm_conf)
 # it); unshaped veth links run at memory speed
 LINE_RATE_GBPS = (parse_rate(PLAN.default_rate) / 1e9 if PLAN.default_rate
                   else SHARED_MEMORY_GBPS)
+# tbf's token bucket: a transfer starting on a full bucket sends this much above the rate
+LINK_BURST_BYTES = burst_bytes(parse_rate(PLAN.default_rate)) if PLAN.default_rate else 0
 JOB_ENV = dict(PLAN.mpi_env())
 JOB_ENV["SLURM_CONF"] = SLURM_CONF
 # osu_get_bw and GPCNeT's RR Get/Put: Open MPI 4.1's default one-sided component (osc/rdma)
@@ -119,6 +122,10 @@ system = {
                 "ranks_per_node": 2,
                 "max_ranks_per_node": PLAN.cpus,
                 "line_rate_gbps": LINE_RATE_GBPS,
+                # bisection's sizes after its untimed barrier start on a full bucket: a size
+                # whose bytes a node sends fit it has no rate bound (16 KiB, 2 x 20 messages:
+                # 41 MB/s a node on 25 MB/s links, in one CI run)
+                "link_burst_bytes": LINK_BURST_BYTES,
                 # osu_mbw_mr from 64 KiB: tbf's bucket (250 KB) passes a window of 64 messages
                 # that fits it at memory speed, and OSU's untimed barrier before each window
                 # refills it, so smaller sizes read above the links (2 pairs: 123 MB/s at

@@ -22,6 +22,7 @@ its links carry (:func:`above_line_rate`).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -202,14 +203,25 @@ def _contradictions(result: BisectionResult) -> list[str]:
 
 
 def above_line_rate(result: BisectionResult, line_rate_gbps: float,
-                    what: str = "line rate") -> list[str]:
+                    what: str = "line rate", burst_bytes: int = 0) -> list[str]:
     """Rows whose bandwidth per node (what each node sends across the bisection, and
-    receives) is above ``line_rate_gbps`` x :data:`MARGIN`: impossible."""
+    receives) is above ``line_rate_gbps`` x :data:`MARGIN`: impossible.
+
+    ``burst_bytes``: links shaped by a token bucket of that size (the vcluster's tbf). The
+    program's untimed barrier before each size lets the bucket fill, so a node may send
+    ``burst_bytes`` above the rate: its ``V`` bytes of a size (PPN x reps x size) take at
+    least ``(V - burst) / rate``, and a size whose ``V`` fits the bucket has no bound."""
     problems = []
     for r in result.rows:
         gbps = r.node_mbps * 8e-3
-        if gbps > line_rate_gbps * MARGIN:
+        ceiling = line_rate_gbps * MARGIN
+        volume = (result.ppn or 1) * (result.reps or 1) * r.size
+        if burst_bytes:
+            ceiling = ceiling / (1 - burst_bytes / volume) if volume > burst_bytes else math.inf
+        if gbps > ceiling:
+            bucket = (f", a {human_bytes(burst_bytes)} token bucket and {human_bytes(volume)} "
+                      "sent a node" if burst_bytes else "")
             problems.append(f"bisection: {r.node_mbps:g} MB/s per node at {human_bytes(r.size)} "
                             f"= {gbps:.4g} Gb/s, above the {line_rate_gbps:g} Gb/s {what} x "
-                            f"{MARGIN:g} margin: impossible")
+                            f"{MARGIN:g} margin{bucket}: impossible")
     return problems[:3]

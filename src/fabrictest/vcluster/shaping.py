@@ -55,14 +55,21 @@ def format_rate(bits: int) -> str:
     return f"{bits}bit"
 
 
+def burst_bytes(rate_bits: int) -> int:
+    """The token bucket of a link shaped at `rate_bits`: 10 ms of traffic, at least 64 KiB
+    (so that GSO segments pass). A transfer that starts on a full bucket may send this much
+    above the rate."""
+    return max(rate_bits // 8 // 100, 64 * 1024)
+
+
 def tbf_args(rate_bits: int) -> list[str]:
     """`tc qdisc replace dev X root` arguments for a token bucket at `rate_bits`.
 
-    The bucket holds 10 ms of traffic (at least 64 KiB so that GSO segments pass) and the
-    queue 50 ms, so TCP settles on the rate instead of bursting.
+    The bucket holds 10 ms of traffic (:func:`burst_bytes`) and the queue 50 ms, so TCP
+    settles on the rate instead of bursting.
     """
-    burst = max(rate_bits // 8 // 100, 64 * 1024)
-    return ["tbf", "rate", f"{rate_bits}bit", "burst", str(burst), "latency", "50ms"]
+    return ["tbf", "rate", f"{rate_bits}bit", "burst", str(burst_bytes(rate_bits)), "latency",
+            "50ms"]
 
 
 def directions(direction: str) -> tuple[str, ...]:
