@@ -11,6 +11,10 @@ per shape, 8 nodes each, small sweeps (`--nmsg 300`).
   that global link with the cluster's own fabric description (`etc/fabric.topology`: the
   global wiring and the routing) and as the group pair's global links with Slurm's view.
 
+On the fat tree, OsuMbwMrTest's three node sets also run together through ReFrame and pass
+(a stand-in osu_mbw_mr without OSU_HOME): jobs waiting for nodes another job holds are not
+cancelled.
+
 Each sweep runs once here (about 30 s each, 3 sweeps, ~2 min with both clusters up); the 5 of
 5 runs of each verdict, and a degraded node on both shapes, are bench/bench_fabric_shapes.py's
 (docs/vcluster.md gives its figures).
