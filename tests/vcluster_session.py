@@ -65,6 +65,17 @@ def env_of(state: Path) -> dict[str, str]:
     return env
 
 
+def reframe_env(env: dict[str, str], work: Path) -> dict[str, str]:
+    """`env` for a `reframe --system vcluster` run of this checkout: its configuration and
+    references, its venv's commands first, results and ReFrame's log under `work`."""
+    root = Path(__file__).resolve().parents[1]
+    return {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+            "RFM_CONFIG_FILES": str(root / "config" / "reframe" / "settings.py"),
+            "RFM_REFERENCE_PREFIX": str(root / "reference"), "RFM_COLORIZE": "n",
+            "FABRICTEST_RESULTS_DB": str(work / "results.db"),
+            "FABRICTEST_RFM_LOG": str(work / "reframe.log")}
+
+
 def leftovers(state: Path) -> list[str]:
     """What a cluster may leave behind: namespaces, links, processes, mounts, state."""
     out = []

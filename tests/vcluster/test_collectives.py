@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from vcluster_session import held_cluster, vcluster
+from vcluster_session import held_cluster, reframe_env, vcluster
 
 from fabrictest.vcluster.plan import Plan
 
@@ -71,11 +71,7 @@ def cluster(tmp_path_factory):
 def run_reframe(state: Path, work: Path, name: str) -> dict:
     """`reframe --system vcluster` on the collective cases; {display_name: report case}."""
     plan = Plan.from_json(json.loads((state / "cluster.json").read_text()))
-    env = {**os.environ, **plan.env(),
-           "RFM_CONFIG_FILES": str(ROOT / "config" / "reframe" / "settings.py"),
-           "RFM_REFERENCE_PREFIX": str(ROOT / "reference"),
-           "FABRICTEST_RESULTS_DB": str(work / "results.db"),
-           "FABRICTEST_RFM_LOG": str(work / "reframe.log")}
+    env = reframe_env({**os.environ, **plan.env()}, work)
     report = work / f"{name}.json"
     cmd = ["reframe", "-c", str(ROOT / "reframe_tests"), "-r", "--system", "vcluster",
            "--prefix", str(work / name), "--report-file", str(report), *SELECT, *SIZES]

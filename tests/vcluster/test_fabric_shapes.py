@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from vcluster_session import env_of, held_cluster, vcluster
+from vcluster_session import env_of, held_cluster, reframe_env, vcluster
 
 from fabrictest.parsers.node_sets import derive_node_sets
 from fabrictest.parsers.topology import parse_scontrol_topology
@@ -67,14 +67,6 @@ def attribute(env: dict, sweep_json: Path, *topology: str) -> list[str]:
                            *topology], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return proc.stdout.splitlines()
-
-
-def _reframe_env(tmp_path: Path) -> dict[str, str]:
-    return {"RFM_CONFIG_FILES": str(ROOT / "config" / "reframe" / "settings.py"),
-            "RFM_REFERENCE_PREFIX": str(ROOT / "reference"),
-            "FABRICTEST_RESULTS_DB": str(tmp_path / "results.db"),
-            "FABRICTEST_RFM_LOG": str(tmp_path / "reframe.log"), "RFM_COLORIZE": "n",
-            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 #: osu_mbw_mr 7.4 at 64 KiB between two nodes of the fat tree (three healthy ReFrame runs on
@@ -207,7 +199,7 @@ class TestFatTree:
         osu_mbw_mr measured at 64 KiB on this fat tree (23.86 MB/s a pair) after holding its
         nodes for 5 s."""
         state, env = cluster
-        env = {**env, **_reframe_env(tmp_path)}
+        env = reframe_env(env, tmp_path)
         if not os.environ.get("OSU_HOME"):
             env["OSU_HOME"] = str(_osu_mbw_mr_stand_in(tmp_path / "osu"))
         report = tmp_path / "report.json"

@@ -22,13 +22,12 @@ its links carry (:func:`above_line_rate`).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
 from ._util import ends_mid_line, human_bytes, not_a_figure, require_text, sizes_missing
 from .errors import ParseError
-from .physical import MARGIN
+from .physical import MARGIN, through_bucket
 
 #: the sizes the program measures, in order: 1 KiB .. 2 MiB (the Slingshot acceptance notes'
 #: program and ours)
@@ -214,11 +213,8 @@ def above_line_rate(result: BisectionResult, line_rate_gbps: float,
     problems = []
     for r in result.rows:
         gbps = r.node_mbps * 8e-3
-        ceiling = line_rate_gbps * MARGIN
         volume = (result.ppn or 1) * (result.reps or 1) * r.size
-        if burst_bytes:
-            ceiling = ceiling / (1 - burst_bytes / volume) if volume > burst_bytes else math.inf
-        if gbps > ceiling:
+        if gbps > through_bucket(line_rate_gbps * MARGIN, burst_bytes, volume):
             bucket = (f", a {human_bytes(burst_bytes)} token bucket and {human_bytes(volume)} "
                       "sent a node" if burst_bytes else "")
             problems.append(f"bisection: {r.node_mbps:g} MB/s per node at {human_bytes(r.size)} "

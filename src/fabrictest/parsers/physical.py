@@ -24,6 +24,7 @@ GB/s).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ._util import human_bytes
@@ -60,6 +61,16 @@ class Ceiling:
         if self.links != 1:
             parts.insert(0, f"{self.links} links")
         return f"{' x '.join(parts)} x {MARGIN:g} margin = {self.gbps:g} Gb/s"
+
+
+def through_bucket(ceiling_gbps: float, burst_bytes: int, sent_bytes: int) -> float:
+    """The most a link shaped by a token bucket of ``burst_bytes`` can show for ``sent_bytes``
+    timed from a full bucket (after an untimed barrier): the bucket's bytes pass at once, the
+    rest at the rate, so ``ceiling / (1 - burst / sent)``; no bound where they fit the bucket.
+    ``burst_bytes`` 0: a link without one, ``ceiling_gbps`` itself."""
+    if not burst_bytes:
+        return ceiling_gbps
+    return ceiling_gbps / (1 - burst_bytes / sent_bytes) if sent_bytes > burst_bytes else math.inf
 
 
 def above(where: str, gbps: float, ceiling: Ceiling, printed: str | None = None) -> str | None:
