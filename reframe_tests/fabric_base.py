@@ -88,6 +88,10 @@ class FabricCheck(
     time_limit = "20m"
     maintainers = ["fabrictest"]
     tags = {"fabric"}
+    #: whole nodes (``#SBATCH --exclusive``): another job on a node reads as a slow link. A
+    #: benchmark never shares its nodes (CSCS's network checks do the same); a check that only
+    #: reads a node's state (the NIC pre-flight) may set it False.
+    exclusive_access = True
 
     @run_after("init", always_last=True)
     def _refuse_senseless_variables(self):

@@ -52,6 +52,7 @@ class NicHealthTest(FabricTest):
     time_limit = "5m"
     tags = {"fabric", "health", "preflight", "acceptance"}
     stage1_role = "check"  # this is stage 1: it leaves no node out of itself
+    exclusive_access = False  # reads each node's NIC state and pings: it may share nodes
 
     def why_not_on(self, part):
         if "rdma" not in part.features and not part.extras.get("fabric_nics"):

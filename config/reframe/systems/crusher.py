@@ -3,7 +3,8 @@ Crusher GPU notes).
 
 The notes' environment: ``MPICH_GPU_SUPPORT_ENABLED=1``, ``MPICH_OFI_NIC_POLICY=NUMA``, the GTL
 library, and one GPU per task bound to the closest NIC/CPU (``--gpus-per-task=1
---gpu-bind=closest``), 8 tasks per node, ``-p batch --exclusive``.
+--gpu-bind=closest``), 8 tasks per node, ``-p batch`` (whole nodes: every benchmark family asks for them,
+``FabricCheck.exclusive_access``).
 """
 
 import os
@@ -20,7 +21,7 @@ system = {
             "descr": "GPU compute nodes (-p batch)",
             "scheduler": "slurm",
             "launcher": "srun-placed",
-            "access": ["--partition=batch", "--exclusive"],
+            "access": ["--partition=batch"],
             "environs": ["PrgEnv-gnu"],
             # Slingshot 11 (Cassini) NICs: libfabric cxi, no ibverbs, hence no +rdma
             # osu, imb, nccl: what config/spack/crusher (fabrictest+rocm~rdma+nccl: rccl-tests,

@@ -32,7 +32,7 @@ system = {
             "descr": "GPU compute nodes (-p gpu)",
             "scheduler": "slurm",
             "launcher": "srun-pmix",
-            "access": ["--partition=gpu", "--exclusive"],  # EDIT: the site's GPU partition
+            "access": ["--partition=gpu"],  # EDIT: the site's GPU partition
             "environs": ["openmpi-cuda"],
             # what config/spack/cuda-node (fabrictest+cuda+nccl~rdma) provides: OSU, IMB and
             # nccl-tests; no perftest (no +rdma: the NICs' own tests are the RDMA systems')

@@ -98,8 +98,9 @@ system = {
             f"({'slurm + sacct' if ACCOUNTING else 'squeue, no accounting'})",
             "scheduler": "slurm" if ACCOUNTING else "squeue",
             "launcher": "srun-placed",
-            # Whole nodes: two tests must not share a node's link.
-            "access": ["--partition=vc", "--exclusive"],
+            # Whole nodes come from the tests (FabricCheck.exclusive_access): two benchmarks
+            # must not share a node's link; the NIC pre-flight may share.
+            "access": ["--partition=vc"],
             "environs": ["openmpi"],
             "features": ["mpi", "slurm", *BENCHMARKS],
             "max_jobs": 4,
