@@ -4,7 +4,10 @@ its ``extras.topology`` gives (fabrictest.parsers.node_sets) for every scope not
 ``extras.topology`` is a file path relative to the repository (`config/reframe/topology/...`)
 or, when it holds a line break, the topology itself (`scontrol show topology` /
 `topology.conf` lines, or our `SWITCH: NODES parent=SWITCH` format). It is read once per
-partition; a topology that cannot be read or parsed stops the test with one line naming it.
+partition. A topology that cannot be read or parsed is a :class:`TopologyError`: the listing
+warns once per partition in plain ``reframe -l``/``-r`` (never only at ``-vv``), keeps every case
+that reads the node sets listed there and fails each at setup with that one line
+(``fabric_placement``), so that no family vanishes from a run without a word.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 _CACHE: dict[str, NodeSets] = {}
 
 
+class TopologyError(ValueError):
+    """``extras.topology`` cannot be read or parsed: a fault of the configuration, which fails
+    the cases that need it, not a reason that a case does not fit the partition."""
+
+
 def derived(part) -> NodeSets:
     """The node sets ``part``'s topology gives (none without ``extras.topology``)."""
     spec = part.extras.get("topology")
@@ -40,13 +48,13 @@ def derived(part) -> NodeSets:
             try:
                 text = path.read_text()
             except OSError as e:
-                raise ValueError(f"{part.fullname}: extras.topology: cannot read {path}: "
-                                 f"{e.strerror}") from None
+                raise TopologyError(f"{part.fullname}: extras.topology: cannot read {path}: "
+                                    f"{e.strerror}") from None
             where = spec
         try:
             _CACHE[key] = derive_node_sets(parse_any_topology(text))
         except ParseError as e:
-            raise ValueError(f"{part.fullname}: {where}: {e}") from None
+            raise TopologyError(f"{part.fullname}: {where}: {e}") from None
     return _CACHE[key]
 
 

@@ -241,6 +241,10 @@ def test_slingshot_xnames_as_the_acceptance_notes_use_them():
     ("BlockSizes=4\nBlockSizes=8\nBlockName=b Nodes=n1\n", "BlockSizes= given twice"),
     ("BlockName=b1 Nodes=n1 BlockSize=0\n", "below 1"),
     ("SwitchName=s6 Switches=s", "ends mid-line"),
+    # issue 43: read as one switch literally named "leaf[1-4]" before
+    ("SwitchName=leaf[1-4] Nodes=n[1-8]\n", r"line 1: SwitchName=leaf\[1-4\] names several"),
+    ("SwitchName=a,b Nodes=n1\n", r"SwitchName=a,b names several"),
+    ("BlockName=b[1-2] Nodes=n[1-4]\n", r"BlockName=b\[1-2\] names several"),
 ])
 def test_bad_scontrol_text_is_one_clear_error(text, message):
     with pytest.raises(ParseError, match=message):

@@ -1,7 +1,8 @@
 """Node sets from a partition's ``extras.topology`` (reframe_tests/fabric_node_sets.py): a system
 that names a topology and writes no node set gets OsuMbwMrTest's switch/group/global lists and
 bisection's halves from it; a scope its topology cannot hold is not listed, with the reason
-(`reframe -l -vv`); a topology that cannot be read stops with one line naming it."""
+(`reframe -l -vv`); a topology that cannot be read is one warning in the plain listing, and
+every case that needs it is listed and fails at setup with that line."""
 
 from __future__ import annotations
 
@@ -93,3 +94,23 @@ def test_dry_run_places_each_scope_on_its_set(tmp_path):
     assert "#SBATCH --nodelist=n[01-02]" in pair and "#SBATCH --nodes=2" in pair
     bis = script("BisectionTest")
     assert "#SBATCH --nodelist=n[01-04,09-12]" in bis and "#SBATCH --nodes=8" in bis
+
+
+def test_a_broken_topology_is_one_warning_and_fails_the_cases_that_need_it(tmp_path):
+    """Issue 43: one duplicated switch line made plain `reframe -l` list 51 checks instead of
+    79, naming the file only at -vv. Now the listing warns in one line without -v, keeps the
+    cases that read the node sets, and each fails at setup with that line."""
+    broken = ONE_GROUP + "sw1: n[09-10] parent=g1\n"  # sw1 twice
+    listing = reframe_on(tmp_path, broken, "-l", "-n", "OsuMbwMrTest|BisectionTest")
+    warnings = [line for line in listing.output.splitlines() if "switch sw1 listed twice" in line]
+    assert len(warnings) == 1, listing.output[-3000:]
+    assert "topo:compute: extras.topology" in warnings[0]
+    names = listed_cases(listing.output)
+    assert {"OsuMbwMrTest %scope=switch %ranks_per_node=1",
+            "OsuMbwMrTest %scope=global %ranks_per_node=1", "BisectionTest"} <= set(names)
+    config = tmp_path / "topo_system.py"
+    env = {"RFM_CONFIG_FILES": f"{SETTINGS}:{config}", "OSU_HOME": "", "IMB_HOME": ""}
+    run = run_reframe(["--system", "topo", "--dry-run", "-n", "BisectionTest"],
+                      tmp_path / "rfm2", timeout=300, env=env)
+    assert run.returncode != 0, run.output[-3000:]
+    assert "switch sw1 listed twice: this case needs the partition's node sets" in run.output

@@ -69,6 +69,15 @@ def _int(value: str, what: str, lineno: int, line: str, lowest: int = 0) -> int:
     return n
 
 
+def _one_name(name: str, key: str, what: str, lineno: int) -> None:
+    """A switch or block line names one switch or block (Slurm's ``SwitchName=`` and
+    ``BlockName=`` take a name, not a hostlist): ``leaf[1-4]`` would otherwise be read as one
+    switch of that name."""
+    if any(c in name for c in "[],"):
+        raise ParseError(f"{what}: line {lineno}: {key}={name} names several (a hostlist); "
+                         f"{key}= names one: write a line for each")
+
+
 def parse_scontrol_topology(text: str) -> Topology:
     """`scontrol show topology` (tree or block plugin) or the lines of a `topology.conf`."""
     what = "scontrol show topology"
@@ -99,6 +108,7 @@ def parse_scontrol_topology(text: str) -> Topology:
             name = keys["switchname"]
             if not name:
                 raise ParseError(f"{what}: line {lineno}: SwitchName= names no switch")
+            _one_name(name, "SwitchName", what, lineno)
             if name in tree:
                 raise ParseError(f"{what}: switch {name} listed twice")
             level = (_int(keys["level"], what, lineno, line) if "level" in keys else None)
@@ -124,6 +134,7 @@ def parse_scontrol_topology(text: str) -> Topology:
         name = keys.get("blockname") or keys.get("aggregatedblock") or ""
         if not name:
             raise ParseError(f"{what}: line {lineno}: a block without a name: {line}")
+        _one_name(name, "BlockName" if "blockname" in keys else "AggregatedBlock", what, lineno)
         nodes = expand(keys.get("nodes", ""), f"{what}: line {lineno}: Nodes=")
         if "blocksize" in keys:
             _int(keys["blocksize"], what, lineno, line, 1)
