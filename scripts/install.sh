@@ -44,7 +44,7 @@ if [[ $LEVEL == vcluster || $LEVEL == dev ]]; then
 fi
 if [[ $LEVEL == dev ]]; then
     APT_PACKAGES+=(chromium)  # headless: the acceptance page's screenshots and PDF (tests/report)
-    EXTRA=dev
+    EXTRA=dev,cuda-check  # the CUDA compile checks' NVIDIA wheels: an extra of their own
 fi
 if [[ $LIST == 1 ]]; then
     echo "apt: ${APT_PACKAGES[*]}"

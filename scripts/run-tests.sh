@@ -26,6 +26,9 @@ fi
 source "$ROOT/.venv/bin/activate"
 cd "$ROOT"
 ruff check src tests bench reframe_tests config
+# the Spack recipes in Spack's own style (spack_repo/ruff.toml: black at 99, flake8, isort)
+ruff check spack_repo
+ruff format --check spack_repo
 lint-imports --no-cache --no-logo
 if [ "$FAST" = 1 ]; then
     FABRICTEST_FAST=1 exec python -m pytest -m "not slow and not mpi and not vcluster and not proc" "$@"

@@ -34,7 +34,7 @@ def test_each_level_holds_what_its_command_needs_and_no_more():
     assert suite[1] == vcluster[1] == "fabrictest[suite]"
     assert vcluster[0] - suite[0] == {"slurmctld", "slurmd", "slurm-client", "slurmdbd", "munge",
                                       "mariadb-server", "lldpd", "nftables"}
-    assert dev[0] - vcluster[0] == {"chromium"} and dev[1] == "fabrictest[dev]"
+    assert dev[0] - vcluster[0] == {"chromium"} and dev[1] == "fabrictest[dev,cuda-check]"
 
 
 def test_the_default_level_is_suite_and_an_unknown_one_is_refused():

@@ -1,4 +1,5 @@
-"""The gpcnet recipe: pinned to commits of the official repository, a +verbose variant, in the
+"""The gpcnet recipe: builtin's (whose only version is the moving ``master``) pinned to
+commits of the official repository, a +verbose variant, in the
 fabrictest bundle (+gpcnet) and the environment of the system that runs it (slingshot); with a
 real Spack (SPACK_ROOT, tests/spack/conftest.py) it concretises against the external MPI, with
 and without +verbose, and through the bundle. GPCNeT is built by hand from its public source
@@ -18,13 +19,15 @@ RECIPE = ROOT / "spack_repo" / "fabrictest" / "packages" / "gpcnet" / "package.p
 
 def test_recipe_pins_commits_of_the_official_source():
     text = RECIPE.read_text()
-    assert 'git = "https://github.com/netbench/GPCNET.git"' in text
+    # builtin's recipe (its git URL, dependencies and install) with our pinned versions
+    assert "from spack_repo.builtin.packages.gpcnet.package import Gpcnet as BuiltinGpcnet" in text
+    assert "class Gpcnet(BuiltinGpcnet):" in text
     versions = re.findall(r'version\(\s*"([^"]+)",([^)]*)\)', text)
     assert {v for v, _ in versions} == {"1.3-2021-07-30", "1.2"}
     for _name, args in versions:
         assert re.search(r'commit="[0-9a-f]{40}"', args), args  # a commit, not a branch
     assert 'variant("verbose"' in text and '"-DVERBOSE"' in text
-    assert '"all"' in text and "mpicc" in text
+    assert "super().build_targets + [" in text  # builtin's ["all", "CC=<mpicc>"], our FLAGS
 
 
 def test_bundle_and_the_systems_that_run_it():

@@ -11,9 +11,9 @@ class Fabrictest(BundlePackage):
     This bundle installs everything its ReFrame tests run: the `fabrictest` Python package
     (txrx, parsers, reports), its C MPI benchmarks (alltomany, bisection_bw), perftest
     (ib_write_bw and friends), OSU Micro-Benchmarks and Intel MPI Benchmarks, and with
-    +gpcnet GPCNeT, all with the same MPI. +cuda / +rocm ask for GPU buffers wherever a component has them (our C
-    programs, OSU, perftest; CuPy for txrx with +cuda); with +nccl, nccl-tests (+cuda) or
-    rccl-tests (+rocm), the NCCL/RCCL collectives of the GPU partitions."""
+    +gpcnet GPCNeT, all with the same MPI. +cuda / +rocm ask for GPU buffers wherever a
+    component has them (our C programs, OSU, perftest; CuPy for txrx with +cuda); with +nccl,
+    nccl-tests (+cuda) or rccl-tests (+rocm), the NCCL/RCCL collectives of the GPU partitions."""
 
     version("main")
     version("0.1.0", preferred=True)
@@ -39,7 +39,9 @@ class Fabrictest(BundlePackage):
     variant("cuda", default=False, description="CUDA GPU buffers wherever a component has them")
     variant("rocm", default=False, description="ROCm GPU buffers wherever a component has them")
     conflicts("+cuda", when="+rocm", msg="choose CUDA or ROCm GPU buffers, not both")
-    conflicts("+nccl", when="~cuda~rocm", msg="+nccl needs +cuda (nccl-tests) or +rocm (rccl-tests)")
+    conflicts(
+        "+nccl", when="~cuda~rocm", msg="+nccl needs +cuda (nccl-tests) or +rocm (rccl-tests)"
+    )
 
     for _v in ("main", "0.1.0"):
         depends_on(f"py-fabrictest@{_v}", when=f"@{_v} +python")
