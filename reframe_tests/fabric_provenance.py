@@ -6,7 +6,11 @@ variable), for the acceptance page's provenance (``fabric-report acceptance``):
 * ``mpi_version``: the first line of the MPI compiler wrapper's version (Open MPI's
   ``mpicc --showme:version``, MPICH's ``mpichversion``, else ``mpicc --version``) on the host
   ReFrame runs on, for the test's programming environment's ``cc``;
-* ``reference_sha256``: the SHA-256 of the references file the test loaded.
+* ``reference_sha256``: the SHA-256 of the references file the test loaded;
+* ``spack_lock_sha256``: on a ``+spack`` partition, the SHA-256 of the system's Spack
+  environment lock (``config/spack/<system>/spack.lock``, written when the binaries fixture
+  concretised and installed it), so that a later regression run can be held to the same build;
+  ``""`` where the partition takes no binaries from Spack or the lock is not there.
 
 Each is read once per ReFrame process (a few milliseconds), every command under a timeout.
 They are records, not inputs: ``-S`` cannot set them (they are written after setup).
@@ -72,7 +76,8 @@ def file_sha256(path: str) -> str:
 
 
 class Provenance(rfm.RegressionTestPlugin):
-    """Records the suite's commit, the MPI's version and the references file's hash."""
+    """Records the suite's commit, the MPI's version, the references file's hash and the Spack
+    lock's."""
 
     #: set after setup (a record, not an input): the checkout's commit
     suite_commit = variable(str, value="")
@@ -80,6 +85,8 @@ class Provenance(rfm.RegressionTestPlugin):
     mpi_version = variable(str, value="")
     #: set after setup: SHA-256 of the references file the test loaded
     reference_sha256 = variable(str, value="")
+    #: set after setup: SHA-256 of the Spack environment's spack.lock (+spack partitions)
+    spack_lock_sha256 = variable(str, value="")
 
     @run_after("setup")
     def _record_provenance(self):
@@ -88,3 +95,13 @@ class Provenance(rfm.RegressionTestPlugin):
         self.mpi_version = mpi_version(cc) if os.path.basename(cc).startswith("mpi") else ""
         path = self.reference_path() if hasattr(self, "reference_path") else ""
         self.reference_sha256 = file_sha256(path) if path else ""
+        self.spack_lock_sha256 = spack_lock_sha256(self)
+
+
+def spack_lock_sha256(test) -> str:
+    """The hash of the lock of the Spack environment ``test``'s binaries come from; "" where
+    they do not come from Spack (no ``+spack``, or a check without the binaries fixture)."""
+    binaries = getattr(test, "binaries", None)
+    if binaries is None or "spack" not in test.current_partition.features:
+        return ""
+    return file_sha256(os.path.join(binaries.spack_env_dir, "spack.lock"))

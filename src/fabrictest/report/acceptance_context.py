@@ -11,7 +11,8 @@ levels and change points; with fewer it is shown and not judged.
 The suite records what it can in every test case of the run report (the ReFrame plugin
 ``reframe_tests/fabric_provenance.py``): ``suite_commit`` (the checkout's commit, ``-dirty``
 with local changes), ``mpi_version`` (the MPI compiler wrapper's version on the host ReFrame
-ran from) and ``reference_sha256`` (the references file the test loaded). OSU and IMB print
+ran from), ``reference_sha256`` (the references file the test loaded) and
+``spack_lock_sha256`` (the Spack environment's lock on ``+spack`` partitions). OSU and IMB print
 their own versions in their outputs. The NICs' driver and firmware are read from the pre-flight
 output where its checks print them (``driver``/``firmware``/``fw_ver`` checks); the suite's own
 checks do not yet, and the page says so.
@@ -163,6 +164,7 @@ def provenance(sessions: Mapping[str, dict], testcases: Sequence[dict],
         "sessions": runs,
         "suite_commit": _distinct(testcases, "suite_commit"),
         "mpi": _distinct(testcases, "mpi_version"),
+        "spack_lock": _distinct(testcases, "spack_lock_sha256"),
         "benchmarks": _versions(testcases),
         "references": _references(systems, classes, ref_option,
                                   _distinct(testcases, "reference_sha256")),

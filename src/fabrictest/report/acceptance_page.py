@@ -226,6 +226,8 @@ def context_section(history: list[dict], prov: dict, history_note: str) -> str:
     facts = [("suite commit", ", ".join(prov["suite_commit"]) or
               "not recorded (runs before the suite recorded it)"),
              ("MPI", ", ".join(prov["mpi"]) or "not recorded"),
+             ("Spack environment lock (SHA-256)", ", ".join(prov.get("spack_lock", [])) or
+              "none: no test case of these runs took its binaries from a Spack environment"),
              ("OSU", ", ".join(prov["benchmarks"].get("OSU", [])) or "not run"),
              ("IMB", ", ".join(prov["benchmarks"].get("IMB", [])) or "not run"),
              ("NIC driver and firmware", "; ".join(prov["nic"]) or
