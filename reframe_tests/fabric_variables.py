@@ -163,7 +163,8 @@ RULES: dict[str, Callable[[Any], str | None]] = {
                                       "informational_here", "reference_aliases",
                                       "measured_with", "spack_specs", "node_pairs")},
     # records set after setup (fabric_provenance.py), not options
-    **{name: family_data for name in ("suite_commit", "mpi_version", "reference_sha256")},
+    **{name: family_data for name in ("suite_commit", "mpi_version", "reference_sha256",
+                                      "spack_lock_sha256")},
 }
 
 

@@ -106,6 +106,12 @@ def _starts(path: Path) -> bool:
     return _source_starts[path]
 
 
+def _in_tests(func) -> bool:
+    """``func`` is the tests' own code (not pytest's, the standard library's or fabrictest's)."""
+    path = getattr(getattr(func, "__code__", None), "co_filename", "")
+    return bool(path) and Path(path).resolve().is_relative_to(TESTS)
+
+
 def _function_starts(func, seen: set) -> bool:
     """A function, or one it calls from the tests' own code, shows that it starts processes."""
     import inspect
@@ -126,7 +132,8 @@ def _function_starts(func, seen: set) -> bool:
     for name in names:
         target = func.__globals__.get(name)
         module = getattr(target, "__module__", "") or ""
-        if inspect.isfunction(target) and not module.startswith("fabrictest"):
+        if inspect.isfunction(target) and not module.startswith("fabrictest") and \
+                _in_tests(target):
             if _function_starts(target, seen):
                 return True
         elif inspect.ismodule(target) and getattr(target, "__file__", None) and \
@@ -165,9 +172,34 @@ def pytest_collection_modifyitems(config, items):
         if case is not None and hasattr(case, "kind") and hasattr(case, "argv"):
             starts = _hostile_case_starts(case)
         else:
-            starts = _starts(Path(str(item.path)))
+            starts = _test_starts(item)
         if starts:
             item.add_marker(pytest.mark.proc)
+
+
+def _test_starts(item) -> bool:
+    """The test function, a function of the tests' own it calls, or one of its fixtures shows
+    that it starts processes: per test, not per module, so that a module's pure checks (the
+    family contract, the references against the families) run in the fast loop beside its
+    ReFrame runs. A test that is no plain function is judged by its module's source."""
+    func = getattr(item, "function", None)
+    if func is None:
+        return _starts(Path(str(item.path)))
+    seen: set = set()
+    if _function_starts(func, seen):
+        return True
+    # pytest keeps a test's fixture definitions here (no public accessor at collection)
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None)
+    if defs is None:
+        return _starts(Path(str(item.path)))
+    for name in item.fixturenames:
+        for fixturedef in defs.get(name, ()):
+            fixture = getattr(fixturedef, "func", None)
+            if fixture is None or fixture is _GUARD or not _in_tests(fixture):
+                continue  # pytest's own (tmp_path, monkeypatch) and the guard below
+            if _function_starts(fixture, seen):
+                return True
+    return False
 
 
 @pytest.fixture(autouse=True)
@@ -188,6 +220,9 @@ def _unmarked_tests_start_no_process(request, monkeypatch):
     monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
     yield
     monkeypatch.setattr(subprocess.Popen, "_execute_child", real)
+
+
+_GUARD = getattr(_unmarked_tests_start_no_process, "__wrapped__", _unmarked_tests_start_no_process)
 
 
 # ------------------------------------------------------------------------ time per test folder

@@ -254,6 +254,7 @@ def _lines(out: str, check: str) -> list[str]:
     return [line for line in out.splitlines() if f" {check}: " in line]
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_command_on_a_healthy_node(fake_node, capsys):
     tmp_path, _ = fake_node
     rc, out, err = run_cli(capsys, tmp_path)
@@ -263,6 +264,7 @@ def test_command_on_a_healthy_node(fake_node, capsys):
         assert " PASS found " in line or " PASS nid001-hsn0" in line or " PASS 10." in line, line
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 @pytest.mark.parametrize("fault,check,shows", [
     ("cable", "lldp", "found x6102c0r45b0 port ros0p27, expected x6107c0r48b0 port ros0p42"),
     ("cable", "mac", "found 02:00:00:00:07:ea, expected 02:00:00:00:03:1b"),
@@ -297,6 +299,7 @@ def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
     assert shows in line, line
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_management_targets(fake_node, capsys):
     tmp_path, _ = fake_node
     server = socket.socket()
@@ -318,6 +321,7 @@ def test_management_targets(fake_node, capsys):
     assert bad.startswith(f"HEALTH nid001 -/- mgmt:127.0.0.1:{down}: FAIL tcp connect failed")
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_rdma_loopback_with_ib_write_bw(fake_node, capsys, monkeypatch):
     tmp_path, files = fake_node
     monkeypatch.setattr(stage1_gather, "SERVER_START_S", 0.05)
@@ -335,6 +339,7 @@ def test_rdma_loopback_with_ib_write_bw(fake_node, capsys, monkeypatch):
     assert " FAIL found no rate (" in line, line
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_drain_and_resume_by_the_nhc_convention(fake_node, capsys):
     tmp_path, files = fake_node
     files["hosts"].write_text("10.152.0.250 nid001-hsn0\n")
@@ -363,6 +368,7 @@ def test_drain_and_resume_by_the_nhc_convention(fake_node, capsys):
     assert files["scontrol.log"].read_text().count("update") == 2
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_drain_without_scontrol_fails_saying_so(fake_node, capsys):
     tmp_path, _ = fake_node
     (tmp_path / "bin" / "scontrol").unlink()

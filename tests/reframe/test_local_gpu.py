@@ -41,6 +41,7 @@ def test_gpu_names_from_nvidia_smi_listing():
     assert gpu_names("No devices were found\n") == []
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_no_gpu_when_nvidia_smi_is_missing_fails_or_lists_none(tmp_path):
     assert cuda_gpus({"PATH": str(tmp_path)}) == []
     assert cuda_gpus(stand_in_smi(tmp_path, f"printf '{H100}'")) == ["NVIDIA H100 80GB HBM3"]
@@ -49,6 +50,7 @@ def test_no_gpu_when_nvidia_smi_is_missing_fails_or_lists_none(tmp_path):
     assert cuda_gpus(stand_in_smi(tmp_path, "echo 'No devices were found'")) == []
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_a_gpu_needs_a_toolkit_to_count(tmp_path):
     env = stand_in_smi(tmp_path, f"printf '{H100}'")
     assert not has_cuda({**env, "CUDA_HOME": str(tmp_path / "none")})
@@ -57,6 +59,7 @@ def test_a_gpu_needs_a_toolkit_to_count(tmp_path):
     assert has_cuda({**env, "CUDA_HOME": home})
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_why_a_host_is_not_gpu_in_words(tmp_path):
     assert cuda_host({"PATH": str(tmp_path)}).why_not == "no nvidia-smi on PATH (no NVIDIA driver)"
     failing = stand_in_smi(tmp_path / "a", "echo 'NVIDIA-SMI has failed' >&2; exit 9")

@@ -152,6 +152,7 @@ class ScriptRunner(CommandRunner):
         return [sys.executable, "-c", SCRIPT, src, dst], None
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_concurrent_pairs_and_timeouts_never_hang():
     runner = ScriptRunner(FakeTxrx(), pair_timeout=3)
     names = ["a", "b", "c", "hang", "dead", "d"]
@@ -168,6 +169,7 @@ def test_concurrent_pairs_and_timeouts_never_hang():
     assert by["dead", "d"][0] == 1 and "connection refused" in by["dead", "d"][2]
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_sweep_over_processes_names_slow_and_hung_nodes_by_direction():
     nodes = ["n1", "n2", "slow", "n4", "n5", "hang", "slowtx", "n8"]
     res = run_sweep(nodes, ScriptRunner(FakeTxrx(), pair_timeout=3), seed=4)
@@ -180,6 +182,7 @@ def test_sweep_over_processes_names_slow_and_hung_nodes_by_direction():
                for x in lines)
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_ctrl_c_kills_the_runs_in_flight_and_keeps_what_completed():
     nodes = ["n1", "n2", "n3", "n4", "hang", "n6"]
     runner = ScriptRunner(FakeTxrx(), pair_timeout=60)

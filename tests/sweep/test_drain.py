@@ -79,6 +79,7 @@ def test_refused_before_any_run(args, message):
     assert proc.stderr.startswith(f"fabric-sweep: error: {message}"), proc.stderr
 
 
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_execute_runs_scontrol_and_reports_a_failure(tmp_path, monkeypatch):
     log = tmp_path / "calls"
     fake = tmp_path / "scontrol"
