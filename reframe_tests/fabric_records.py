@@ -10,6 +10,11 @@ writes no performance log. Called by the base and by the binaries fixture before
   before anything is set up, with one line. The lock is where the directory is, so nothing in
   the environment moves it (it lived in the temporary directory: a run with another
   ``TMPDIR`` took its own lock and wiped the first run's stage directories).
+* **Records that can be written.** ReFrame stores the session in the results database after
+  every test has run and only warns when it cannot; a perflog it cannot write loses the
+  figures: the run still ended ``PASSED``, exit 0. Before the first test is set up, the
+  results database and each performance log directory are checked (``record_paths``); one
+  that cannot be written stops the run with one line naming it, before anything is measured.
 * **A dry run writes no perflog.** It measures nothing: ReFrame would append rows of empty
   figures to the perflogs and, their header differing, move the real history aside to
   ``<Test>.log.h0``. The performance log's handlers drop every record of a dry run.
@@ -23,10 +28,12 @@ import os
 from pathlib import Path
 
 import reframe.core.runtime as rt
+from record_paths import record_problems
 from reframe.core.exceptions import ForceExitError
 from reframe.core.logging import getperflogger
 
 _held: dict[str, object] = {}  # stage prefix -> its open lock file, for the process's life
+_records_checked: list[bool] = []  # once per process
 
 
 LOCK_NAME = ".fabrictest-run.lock"
@@ -80,7 +87,36 @@ def mute_perflogs(test) -> None:
             handler.addFilter(_DropAll())
 
 
+def record_paths_of_run() -> tuple[Path | None, list[Path]]:
+    """The results database (None: storage off) and the filelog perflog directories, as
+    ReFrame's configuration (and --perflogdir) give them."""
+    opt = rt.runtime().get_option
+    db = None
+    if opt("storage/0/enable"):
+        db = Path(os.path.expandvars(opt("storage/0/sqlite_db_file"))).absolute()
+    dirs = []
+    prefix = opt("systems/0/prefix") or "."
+    for i, handler in enumerate(opt("logging/0/handlers_perflog") or []):
+        if handler.get("type") == "filelog":
+            basedir = os.path.expandvars(opt(f"logging/0/handlers_perflog/{i}/basedir"))
+            dirs.append(Path(os.path.abspath(os.path.join(prefix, basedir))))
+    return db, dirs
+
+
+def check_records() -> None:
+    """Once per process: a record this run could not write stops it, with one line."""
+    if _records_checked:
+        return
+    _records_checked.append(True)
+    problems = record_problems(*record_paths_of_run())
+    if problems:
+        raise ForceExitError(f"this run's records could not be written: {'; '.join(problems)}"
+                             " (nothing was measured)")
+
+
 def before_setup(test) -> None:
     hold_stage(rt.runtime().stage_prefix)
     if test.is_dry_run():
-        mute_perflogs(test)
+        mute_perflogs(test)  # nothing recorded, nothing to check
+    else:
+        check_records()

@@ -248,3 +248,21 @@ def test_whole_runs_slowed_are_recorded_not_judged_on_local(tmp_path):
     assert len(said) == 1 and "informational here, not judged (separate jobs" in said[0], said
     growth = run.case("AllToManyScalingTest")["perfvalues"]["local:default:run_end_to_end_growth"]
     assert growth[0] > 4.0, growth  # it was measured, and is what a judged run fails on
+
+
+def test_a_run_whose_records_cannot_be_written_stops_naming_them(tmp_path):
+    """A results database that is a directory and a perflog directory that is a file: ReFrame
+    only warned at the end (`failed to store results in the database`), PASSED, exit 0; the
+    run now stops before it measures anything, one line naming both records."""
+    (tmp_path / "results.db").mkdir()
+    (tmp_path / "perflogs").write_text("a user's file\n")
+    run = run_reframe(["--system", "local", "-r", "-n", "BisectionTest"], tmp_path,
+                      timeout=300, env={"OSU_HOME": "", "IMB_HOME": ""})
+    assert run.returncode != 0, run.output[-4000:]
+    said = [ln for ln in run.output.splitlines() if "records could not be written" in ln]
+    assert len(said) == 1, run.output[-4000:]
+    assert f"the results database {tmp_path / 'results.db'} is not a file" in said[0], said
+    assert (f"the performance log directory {tmp_path / 'perflogs'} is not a directory"
+            in said[0]), said
+    assert "PASSED" not in run.output, run.output[-4000:]
+    assert (tmp_path / "perflogs").read_text() == "a user's file\n"
