@@ -5,9 +5,16 @@ writes no performance log. Called by the base and by the binaries fixture before
 * **One run per stage directory.** Two ``reframe -r`` (or ``--dry-run``) in one directory
   would remove and re-create each other's stage directories (the second died with "No such
   file ... rfm_build.sh", or judged the other's output). The first test set up takes a lock on
-  the stage prefix for the life of the process (``flock`` on a file in the temporary directory
-  named after it, released however the process ends); a run that finds it held stops before
-  anything is set up, with one line.
+  the stage prefix for the life of the process (``flock`` on ``.fabrictest-run.lock`` inside
+  the stage prefix itself, released however the process ends); a run that finds it held stops
+  before anything is set up, with one line. The lock is where the directory is, so nothing in
+  the environment moves it (it lived in the temporary directory: a run with another
+  ``TMPDIR`` took its own lock and wiped the first run's stage directories).
+* **Records that can be written.** ReFrame stores the session in the results database after
+  every test has run and only warns when it cannot; a perflog it cannot write loses the
+  figures: the run still ended ``PASSED``, exit 0. Before the first test is set up, the
+  results database and each performance log directory are checked (``record_paths``); one
+  that cannot be written stops the run with one line naming it, before anything is measured.
 * **A dry run writes no perflog.** It measures nothing: ReFrame would append rows of empty
   figures to the perflogs and, their header differing, move the real history aside to
   ``<Test>.log.h0``. The performance log's handlers drop every record of a dry run.
@@ -16,22 +23,25 @@ writes no performance log. Called by the base and by the binaries fixture before
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import reframe.core.runtime as rt
+from record_paths import record_problems
 from reframe.core.exceptions import ForceExitError
 from reframe.core.logging import getperflogger
 
 _held: dict[str, object] = {}  # stage prefix -> its open lock file, for the process's life
+_records_checked: list[bool] = []  # once per process
+
+
+LOCK_NAME = ".fabrictest-run.lock"
 
 
 def lock_path(stage_prefix: str) -> Path:
-    key = hashlib.sha1(str(Path(stage_prefix).resolve()).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"fabrictest-stage-{key}.lock"
+    """The stage prefix's lock file: inside the (resolved) directory, whatever the environment."""
+    return Path(stage_prefix).resolve() / LOCK_NAME
 
 
 def hold_stage(stage_prefix: str) -> None:
@@ -39,7 +49,15 @@ def hold_stage(stage_prefix: str) -> None:
     whole run with one line."""
     if stage_prefix in _held:
         return
-    fp = open(lock_path(stage_prefix), "a+")  # noqa: SIM115 - held for the process's life
+    path = lock_path(stage_prefix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # ReFrame makes it at setup, after this
+        # never through a symbolic link: the file is this suite's own
+        fp = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
+    except OSError as err:
+        raise ForceExitError(f"cannot lock the stage directory {stage_prefix} ({path}: "
+                             f"{err.strerror or err}): give this run another with --prefix DIR"
+                             ) from None
     try:
         fcntl.flock(fp, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -69,7 +87,36 @@ def mute_perflogs(test) -> None:
             handler.addFilter(_DropAll())
 
 
+def record_paths_of_run() -> tuple[Path | None, list[Path]]:
+    """The results database (None: storage off) and the filelog perflog directories, as
+    ReFrame's configuration (and --perflogdir) give them."""
+    opt = rt.runtime().get_option
+    db = None
+    if opt("storage/0/enable"):
+        db = Path(os.path.expandvars(opt("storage/0/sqlite_db_file"))).absolute()
+    dirs = []
+    prefix = opt("systems/0/prefix") or "."
+    for i, handler in enumerate(opt("logging/0/handlers_perflog") or []):
+        if handler.get("type") == "filelog":
+            basedir = os.path.expandvars(opt(f"logging/0/handlers_perflog/{i}/basedir"))
+            dirs.append(Path(os.path.abspath(os.path.join(prefix, basedir))))
+    return db, dirs
+
+
+def check_records() -> None:
+    """Once per process: a record this run could not write stops it, with one line."""
+    if _records_checked:
+        return
+    _records_checked.append(True)
+    problems = record_problems(*record_paths_of_run())
+    if problems:
+        raise ForceExitError(f"this run's records could not be written: {'; '.join(problems)}"
+                             " (nothing was measured)")
+
+
 def before_setup(test) -> None:
     hold_stage(rt.runtime().stage_prefix)
     if test.is_dry_run():
-        mute_perflogs(test)
+        mute_perflogs(test)  # nothing recorded, nothing to check
+    else:
+        check_records()

@@ -144,6 +144,7 @@ RULES: dict[str, Callable[[Any], str | None]] = {
         and 0 < float(v.split(":")[1]) <= 60e6) else (
         "must be K:USEC (from iteration K >= 1 on, USEC microseconds > 0) or empty"),
     "inject_min_iterations": whole_between(0, 1 << 31),
+    "judge_across_runs": lambda v: None if v is None else flag(v),  # unset: the partition's
     # switches
     **{name: flag for name in ("counter_snapshots", "verbose_build", "fail_on_suspect",
                                "validation")},

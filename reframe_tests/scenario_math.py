@@ -216,6 +216,16 @@ class AcrossRuns:
         return None
 
 
+def across_runs_unjudged(judge: bool | None, informational: str | None) -> str | None:
+    """Why the comparison across runs is not judged (None: it is): ``judge`` is the test's
+    ``-S judge_across_runs`` (None: unset), ``informational`` the partition's
+    ``alltomany_run_growth_informational`` reason. Unset, the partition's reason decides; a
+    partition with a reason must give it (an empty reason is no reason: judged)."""
+    if judge is None:
+        return informational or None
+    return None if judge else "-S judge_across_runs=false"
+
+
 def across_runs(levels: Sequence[RunLevel], short: int = SHORT_RUNS) -> AcrossRuns:
     """Compare the runs longer than ``short`` iterations with the fastest run of at most
     ``short`` (a shorter run slowed by other processes makes the check more lenient, never

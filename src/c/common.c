@@ -16,9 +16,10 @@ int ft_rank = 0;
 int ft_size = 1;
 double ft_timeout_s = FT_DEFAULT_TIMEOUT_S;
 
-/* MPI_Init and MPI_Finalize wait for every rank and have no form with a deadline: an alarm
- * stands in (the timeout, at least FT_MIN_WATCHDOG_S), its handler writing one prepared line
- * and ending the process (mpirun or srun then ends the job). */
+/* MPI_Init and MPI_Finalize wait for every rank and have no form with a deadline: an alarm of
+ * the timeout stands in, its handler writing one prepared line and ending the process (mpirun
+ * or srun then ends the job). No floor: a rank stopped inside MPI_Init holds the job -T
+ * seconds, like any other wait (a large job's start is covered by giving it a larger -T). */
 static char watchdog_line[512];
 
 static void watchdog(int sig)
@@ -31,8 +32,7 @@ static void watchdog(int sig)
 
 static void arm_watchdog(const char *what, const char *rank)
 {
-    /* starting and ending a job of many ranks takes a while: never less than a minute */
-    const double seconds = ft_timeout_s > FT_MIN_WATCHDOG_S ? ft_timeout_s : FT_MIN_WATCHDOG_S;
+    const double seconds = ft_timeout_s;
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
     snprintf(watchdog_line, sizeof watchdog_line,
@@ -98,6 +98,18 @@ void ft_die(int code, const char *fmt, ...)
     exit(code); /* not reached with a conforming MPI */
 }
 
+/* Another rank is aborting the job: wait for that to end this one, at most the timeout (and
+ * never more than a minute), then abort ourselves, so that a stopped rank cannot keep the job. */
+static void await_abort(int code) __attribute__((noreturn));
+static void await_abort(int code)
+{
+    const double wait_s = ft_timeout_s < 60.0 ? ft_timeout_s : 60.0;
+    for (double waited = 0; waited < wait_s; waited += 0.1)
+        usleep(100000);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
 void ft_die_all(int code, const char *fmt, ...)
 {
     if (ft_rank == 0) {
@@ -109,11 +121,8 @@ void ft_die_all(int code, const char *fmt, ...)
         exit(code);
     }
     /* Rank 0 found the same error and is aborting the job: wait to be ended, and abort
-     * ourselves should that not happen within a minute. */
-    for (int i = 0; i < 600; i++)
-        usleep(100000);
-    MPI_Abort(MPI_COMM_WORLD, code);
-    exit(code);
+     * ourselves should that not happen in time (rank 0 stopped). */
+    await_abort(code);
 }
 
 void ft_parse_timeout(const char *text)
@@ -232,10 +241,7 @@ void ft_die_first(int failed, int code, const char *message)
         return;
     if (first == ft_rank)
         ft_die(code, "%s", message);
-    for (int i = 0; i < 600; i++) /* wait for that rank's abort to end the job */
-        usleep(100000);
-    MPI_Abort(MPI_COMM_WORLD, code);
-    exit(code);
+    await_abort(code); /* that rank's abort ends the job */
 }
 
 int ft_parse_size(const char *text, long long max, long long *out)

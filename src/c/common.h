@@ -26,8 +26,6 @@
 /* The longest any rank waits for one exchange or collective with its peers, unless -T says. */
 #define FT_DEFAULT_TIMEOUT_S 120.0
 #define FT_MAX_TIMEOUT_S 86400.0
-/* MPI_Init and MPI_Finalize are given at least this long (a large job starts slowly) */
-#define FT_MIN_WATCHDOG_S 60.0
 
 typedef enum { FT_MEM_HOST = 0, FT_MEM_DEVICE = 1 } ft_mem_kind;
 
@@ -36,8 +34,7 @@ extern int ft_rank;         /* rank in MPI_COMM_WORLD */
 extern int ft_size;         /* size of MPI_COMM_WORLD */
 
 /* MPI_Init / MPI_Finalize, each watched by an alarm (-T seconds, read from argv before
- * MPI_Init, at least FT_MIN_WATCHDOG_S): a rank that never starts or never finishes ends the
- * job with one line. */
+ * MPI_Init): a rank that never starts or never finishes ends the job with one line. */
 void ft_init(int *argc, char ***argv, const char *prog);
 void ft_finalize(void);
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import fcntl
-import hashlib
 import importlib
 import json
 import os
@@ -194,11 +193,8 @@ def rfm_results(fx) -> dict[str, dict]:
         out = {k: f.result() for k, f in futures.items()}
     # a second run on a stage directory another run holds
     stage = (fx / "rfm-locked" / "prefix" / "stage").resolve()
-    key = hashlib.sha1(str(stage).encode()).hexdigest()[:16]
-    import tempfile
-
-    lock = Path(tempfile.gettempdir()) / f"fabrictest-stage-{key}.lock"
-    with open(lock, "a+") as held:
+    stage.mkdir(parents=True, exist_ok=True)
+    with open(stage / ".fabrictest-run.lock", "a+") as held:  # fabric_records.LOCK_NAME
         fcntl.flock(held, fcntl.LOCK_EX)
         out["locked"] = _reframe(fx, "locked", ["-n", "BisectionTest"])
     return out

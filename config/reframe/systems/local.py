@@ -63,6 +63,13 @@ system = {
                 # comparison across runs is judged at 4x here (1.5x within a run); a run slowed
                 # 8x fails it (tests/c/test_alltomany_fault.py, docs/c-programs.md)
                 "alltomany_max_run_growth": 4.0,
+                # ... and, beside other jobs, one job's every repetition can be slowed by the
+                # scheduler: a healthy 2-iteration run's fastest repetition read 11,738 us per
+                # iteration beside 0.36 us runs (2026-12-01, load 10), and 1 run of 6 of the
+                # main command failed "grows 143x" (issue 40): recorded, not judged here
+                "alltomany_run_growth_informational": (
+                    "separate jobs on 2 shared cores: another job's load can slow every "
+                    "repetition of one run 1000x (the scheduler, not the fabric)"),
                 # keep `reframe -c reframe_tests -r` under a minute on 2 cores
                 "txrx_nmsg": 20_000,
                 "bisection_reps": 50,
