@@ -26,6 +26,7 @@ from fabrictest.parsers.health import CheckResult, HealthReport, missing, parse_
 
 from .acceptance import Finding, Stage, status_of
 from .acceptance_cases import label, read_output
+from .acceptance_evidence import missing_checks
 
 _FOUND_EXPECTED = re.compile(r"^(?:found )?(?P<found>.*?),? expected (?P<expected>.+)$")
 _PAREN = re.compile(r"^(?P<found>.*?) \(expected (?P<expected>[^)]*)\)$")
@@ -161,10 +162,12 @@ def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
         reported |= set(rep.nodes())
     for path, rep in files:
         sources.append(f"--health {path}")
+        gaps += [f"--health {path}: {p}" for p in missing(rep, len(rep.nodes()))]
         rows += rows_of(rep, f"--health {path}")
         findings += _no_device(rep, f"--health {path}")
         reported |= set(rep.nodes())
     rows = _latest(rows)
+    gaps += missing_checks(asdict(r) for r in rows)
     for r in rows:
         if not r.ok:
             findings.append(Finding(1, "node", r.node, f"{r.node} {r.nic} {r.check}: "
