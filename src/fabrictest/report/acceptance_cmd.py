@@ -23,6 +23,7 @@ from fabrictest.parsers.errors import ParseError
 from .acceptance import NothingToJudge, judge
 from .acceptance_cases import BUILD, PERFORMANCE, STAGE1, SWEEP, label, last_runs, role
 from .acceptance_context import headline_keys, history_rows, provenance
+from .acceptance_outputs import TWIN_FORMAT, check_outputs, input_files, marked
 from .acceptance_page import image_files, page
 from .acceptance_stage1 import read_health_file, stage1
 from .acceptance_stage2 import stage2
@@ -71,6 +72,10 @@ def add_parser(sub, add_sources) -> None:
                                                 "acceptance of SYSTEM)")
     p.add_argument("--json", metavar="PATH", help=f"also write the JSON twin here (it is "
                                                   f"always written as DIR/{TWIN})")
+    p.add_argument("--force", action="store_true",
+                   help=f"replace an existing {PAGE} or JSON twin that fabric-report "
+                        "acceptance did not write (never an input of the run, a symlink or a "
+                        "special file)")
     p.set_defaults(func=cmd_acceptance)
 
 
@@ -143,6 +148,10 @@ def cmd_acceptance(args) -> int:
     outdir = writable_dir("-o", args.output)
     for name in (PAGE, TWIN):
         writable_file("-o", str(outdir / name))
+    inputs = input_files([s.value for s in args.sources if s.kind in ("report", "perflog")]
+                         + args.health + args.sweep + args.history_report
+                         + ([args.topology] if args.topology else []))
+    check_outputs(outdir, PAGE, TWIN, args.json, inputs, args.force)
     sweep_files = [(path, read_sweep(path)) for path in args.sweep]
     try:
         health = [(path, read_health_file(path)) for path in args.health]
@@ -182,12 +191,12 @@ def cmd_acceptance(args) -> int:
     title = args.title or f"Fabric acceptance of {', '.join(systems) or 'the fabric'}"
     sources = [s.option for s in args.sources] + [f"--health {h}" for h in args.health] \
         + [f"--sweep {s}" for s in args.sweep]
-    twin = {"format": "fabrictest-acceptance/1", "title": title, "sources": sources,
+    twin = {"format": TWIN_FORMAT, "title": title, "sources": sources,
             **verdict.to_dict(), "history": history, "history_note": history_note,
             "provenance": prov}
-    text = page(title=title, sources=sources, verdict=verdict, history=history,
-                history_note=history_note, provenance=prov,
-                images=_ratio_images(s2.data["figures"], outdir))
+    text = marked(page(title=title, sources=sources, verdict=verdict, history=history,
+                       history_note=history_note, provenance=prov,
+                       images=_ratio_images(s2.data["figures"], outdir)))
     write_text(outdir / PAGE, text, "-o")
     write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
     if args.json:
