@@ -129,9 +129,11 @@ def _nodes_expected(tc: dict) -> int:
 
 
 def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
-           used_nodes: set[str]) -> Stage:
+           used_nodes: set[str], recorded: dict[str, str] | None = None) -> Stage:
     """Stage 1 from the health test cases of the run and the ``--health`` files;
-    ``used_nodes``: the nodes the performance stage ran on (each needs a pre-flight result)."""
+    ``used_nodes``: the nodes the performance stage ran on (each needs a pre-flight result);
+    ``recorded``: the nodes stage 1's own record (``stage1.json``) says did not pass, and what
+    it says (each is a failure, whatever the lines read here say)."""
     rows: list[CheckRow] = []
     gaps: list[str] = []
     findings: list[Finding] = []
@@ -172,6 +174,9 @@ def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
         if not r.ok:
             findings.append(Finding(1, "node", r.node, f"{r.node} {r.nic} {r.check}: "
                                     f"{r.detail or 'failed'} ({r.source})"))
+    failing = {f.name for f in findings}
+    findings += [Finding(1, "node", node, f"{node}: stage 1's record says {why}")
+                 for node, why in sorted((recorded or {}).items()) if node not in failing]
     unchecked = sorted(used_nodes - reported)
     if unchecked and (rows or findings):
         gaps.append(f"no pre-flight result for {', '.join(unchecked)} (the performance "
