@@ -178,3 +178,14 @@ def test_the_twin_records_which_figures_judge(env):
     assert rc == 0
     rows = twin["stages"][1]["figures"]
     assert rows and all(r["judges"] is True for r in rows), json.dumps(rows)[:300]
+
+
+def test_provenance_shows_the_references_the_run_used(env):
+    run = healthy(Run(env))
+    for tc in run.cases:
+        tc["reference_sha256"] = "ab" * 32
+    rc, _, _, _ = accept(env, "--report", run.write())
+    assert rc == 0
+    page = (env / "page" / "index.html").read_text()
+    assert "References the run was judged with on vcluster: sha256 abababababababab..." in page
+    assert "judged against the bounds recorded with it in the run report" in page
