@@ -189,3 +189,22 @@ def test_provenance_shows_the_references_the_run_used(env):
     page = (env / "page" / "index.html").read_text()
     assert "References the run was judged with on vcluster: sha256 abababababababab..." in page
     assert "judged against the bounds recorded with it in the run report" in page
+
+
+def test_a_node_set_the_topology_plans_without_figures_leaves_stage2_incomplete(env):
+    """sw1 and sw2 under top: the run's nodes make an edge and a global set. A run whose
+    only figures are global (no test on one switch) has not measured the edge set."""
+    run = Run(env)
+    run.case("NicHealthTest", NODES, {}, stdout=HEALTHY_LINES, tags=["preflight"])
+    run.case("TxRxTest %scenario=paired %span=many", NODES,
+             {"stream_gbps": fig(0.19)}, carrier={})
+    topo = ("--topology", env / "topo.txt")
+    rc, out, _, twin = accept(env, "--report", run.write(), *topo)
+    st = twin["stages"][1]
+    assert rc == 1 and st["status"] == "incomplete", st
+    assert "no figures for the edge node set (switch sw1 holds 2 of the run's nodes)" in \
+        st["gaps"], st["gaps"]
+    (env / "h").mkdir()
+    (env / "h" / "ref").symlink_to(env / "ref")
+    rc, out, _, _ = accept(env / "h", "--report", healthy(Run(env / "h")).write(), *topo)
+    assert rc == 0, out  # edge and global measured

@@ -75,6 +75,30 @@ def set_of(base: str, params: dict, nodes: Sequence[str], topo: Topology | None)
     return "local" if len({group_of(topo, s) for s in leaves}) == 1 else "global"
 
 
+def planned_sets(topo: Topology, nodes: set[str]) -> dict[str, str]:
+    """The node sets the topology makes of the run's nodes, each with why: ``edge`` where a
+    switch holds two of them, ``local`` where a group holds two switches with them,
+    ``global`` where two groups hold them."""
+    where = topo.switch_of()
+    leaves: dict[str, set[str]] = {}
+    for n in nodes:
+        if n in where:
+            leaves.setdefault(where[n], set()).add(n)
+    groups: dict[str, set[str]] = {}
+    for leaf in leaves:
+        groups.setdefault(group_of(topo, leaf), set()).add(leaf)
+    out = {}
+    edge = [s for s, ns in sorted(leaves.items()) if len(ns) >= 2]
+    if edge:
+        out["edge"] = f"switch {edge[0]} holds {len(leaves[edge[0]])} of the run's nodes"
+    local = [g for g, ls in sorted(groups.items()) if len(ls) >= 2]
+    if local:
+        out["local"] = f"group {local[0]} holds {len(groups[local[0]])} switches with them"
+    if len(groups) >= 2:
+        out["global"] = f"{len(groups)} groups hold them"
+    return out
+
+
 def _ratio_dict(r: RatioRow, set_name: str) -> dict:
     lo, hi = r.band
     return {"set": set_name, "test": r.test, "system": r.sysenv, "nodes": r.nodes,
@@ -254,6 +278,11 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
         gaps += g
         sweep_views.append(view)
     findings = measured + disagreements(perf) + findings
+    if topo is not None:  # every node set the topology makes of the run's nodes is measured
+        measured_sets = {r["set"] for r in rows} | {c["set"] for c in failed}
+        used = {n for tc in judged_cases for n in tc.get("job_nodelist") or []}
+        gaps += [f"no figures for the {s} node set ({why})"
+                 for s, why in planned_sets(topo, used).items() if s not in measured_sets]
     judging = [r for r in rows if r["judges"]]
     loose = len(rows) - len(judging)
     judged = len(judging) + len(failed) + len(sweeps)
