@@ -208,3 +208,19 @@ def test_a_node_set_the_topology_plans_without_figures_leaves_stage2_incomplete(
     (env / "h" / "ref").symlink_to(env / "ref")
     rc, out, _, _ = accept(env / "h", "--report", healthy(Run(env / "h")).write(), *topo)
     assert rc == 0, out  # edge and global measured
+
+
+def test_which_failures_are_a_missing_reference_only():
+    from fabrictest.report.acceptance_evidence import failed_for_no_reference as only
+
+    def tc(why, phase="performance"):
+        return {"result": "fail", "fail_phase": phase, "fail_reason": why}
+
+    measured = ("performance error: no reference for num_nodes=8: vcluster.yaml holds "
+                "BisectionTest figures on vcluster measured with num_nodes=4 (figures "
+                "node_bw, min_node_bw) (use -S missing_reference=warn to only warn)")
+    assert only(tc(measured)) and only(tc(NO_REF))
+    assert not only(tc("performance error: failed to meet reference: node_bw=10.1, expected "
+                       "22.5 (l=-0.1, u=inf)"))
+    assert not only(tc(measured, phase="sanity"))
+    assert not only({**tc(measured), "result": "pass"})
