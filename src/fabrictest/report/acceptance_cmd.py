@@ -22,7 +22,9 @@ from fabrictest.parsers.errors import ParseError
 
 from .acceptance import NothingToJudge, judge
 from .acceptance_cases import BUILD, PERFORMANCE, STAGE1, SWEEP, label, last_runs, role
+from .acceptance_coherence import MIXABLE, STAGE1_WINDOW_HOURS, check_coherence
 from .acceptance_context import headline_keys, history_rows, provenance
+from .acceptance_outputs import TWIN_FORMAT, check_outputs, input_files, marked
 from .acceptance_page import image_files, page
 from .acceptance_stage1 import read_health_file, stage1
 from .acceptance_stage2 import stage2
@@ -71,7 +73,32 @@ def add_parser(sub, add_sources) -> None:
                                                 "acceptance of SYSTEM)")
     p.add_argument("--json", metavar="PATH", help=f"also write the JSON twin here (it is "
                                                   f"always written as DIR/{TWIN})")
+    p.add_argument("--allow-mixed", action="append", default=[], choices=MIXABLE,
+                   help="pool evidence of several systems, node sets (a sweep of other "
+                        "nodes), suite commits or references files (repeat); refused by "
+                        "default")
+    p.add_argument("--stage1-window", type=_hours, default=STAGE1_WINDOW_HOURS,
+                   metavar="HOURS", help="how long before the performance stage the "
+                   f"pre-flight checks may have run (default {STAGE1_WINDOW_HOURS:g}); never "
+                   "after it")
+    p.add_argument("--force", action="store_true",
+                   help=f"replace an existing {PAGE} or JSON twin that fabric-report "
+                        "acceptance did not write (never an input of the run, a symlink or a "
+                        "special file)")
     p.set_defaults(func=cmd_acceptance)
+
+
+def _hours(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        h = float(text)
+    except ValueError:
+        h = math.nan
+    if not math.isfinite(h) or h <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of hours")
+    return h
 
 
 def _check_args(args) -> None:
@@ -90,23 +117,28 @@ def _check_args(args) -> None:
         writable_file("--json", args.json)
 
 
-def _left_out(cases: list[dict]) -> dict[str, str]:
-    """Nodes stage 1 kept out of the performance stage: its record beside the partition's
-    output directories (``stage1.json``, the health family's), where there is one."""
-    out: dict[str, str] = {}
+def stage1_records(cases: list[dict]) -> list[tuple[str, dict]]:
+    """Stage 1's own records beside the partition's output directories (``stage1.json``, the
+    health family's: each node's verdict, the system, the time), where there are any."""
+    out: dict[str, dict] = {}
     for tc in cases:
         d = tc.get("outputdir")
         path = Path(d).parents[1] / "stage1.json" if d and len(Path(d).parents) > 1 else None
-        if path is None or not path.is_file():
+        if path is None or str(path) in out or not path.is_file():
             continue
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        nodes = doc.get("nodes") if isinstance(doc, dict) else None
-        if isinstance(nodes, dict):
-            out.update({str(n): str(v) for n, v in nodes.items() if v != "pass"})
-    return out
+        if isinstance(doc, dict) and isinstance(doc.get("nodes"), dict):
+            out[str(path)] = doc
+    return list(out.items())
+
+
+def _left_out(records: list[tuple[str, dict]]) -> dict[str, str]:
+    """Nodes stage 1's records kept out of the performance stage: node -> its verdict."""
+    return {str(n): str(v) for _path, doc in records for n, v in doc["nodes"].items()
+            if v != "pass"}
 
 
 def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
@@ -143,6 +175,10 @@ def cmd_acceptance(args) -> int:
     outdir = writable_dir("-o", args.output)
     for name in (PAGE, TWIN):
         writable_file("-o", str(outdir / name))
+    inputs = input_files([s.value for s in args.sources if s.kind in ("report", "perflog")]
+                         + args.health + args.sweep + args.history_report
+                         + ([args.topology] if args.topology else []))
+    check_outputs(outdir, PAGE, TWIN, args.json, inputs, args.force)
     sweep_files = [(path, read_sweep(path)) for path in args.sweep]
     try:
         health = [(path, read_health_file(path)) for path in args.health]
@@ -150,9 +186,11 @@ def cmd_acceptance(args) -> int:
         raise ResultsError(str(err)) from None
     topo = load_topology(args.topology) if args.topology else None
 
-    res = ResultSet()
+    res, origin = ResultSet(), {}
     for src in args.sources:
-        res.extend(read(src, need_figures=False))
+        part = read(src, need_figures=False)
+        origin.update({id(tc): src.option for tc in part.testcases})
+        res.extend(part)
     for note in res.notes:
         print(f"fabric-report: note: {note}", file=sys.stderr)
     cases = last_runs(res.testcases)
@@ -165,9 +203,13 @@ def cmd_acceptance(args) -> int:
     if topo is not None and used and not any(n in topo.switch_of() for n in used):
         raise ResultsError(f"--topology {args.topology} places none of the run's nodes")
 
-    s1 = stage1(by_role[STAGE1], health, used)
     sweeps = sweep_files + sweeps_from(by_role[SWEEP])
-    s2 = stage2(records, perf_cases, topo, sweeps, _left_out(by_role[STAGE1]))
+    recorded = stage1_records(by_role[STAGE1])
+    check_coherence(by_role[STAGE1], perf_cases + by_role[SWEEP], sweeps, origin,
+                    args.allow_mixed, args.stage1_window, recorded)
+    left_out = _left_out(recorded)
+    s1 = stage1(by_role[STAGE1], health, used, left_out)
+    s2 = stage2(records, perf_cases, topo, sweeps, left_out)
     perf_res = ResultSet(testcases=perf_cases)
     s3 = stage3(perf_res, records, args.reference_dir)
     try:
@@ -182,12 +224,12 @@ def cmd_acceptance(args) -> int:
     title = args.title or f"Fabric acceptance of {', '.join(systems) or 'the fabric'}"
     sources = [s.option for s in args.sources] + [f"--health {h}" for h in args.health] \
         + [f"--sweep {s}" for s in args.sweep]
-    twin = {"format": "fabrictest-acceptance/1", "title": title, "sources": sources,
+    twin = {"format": TWIN_FORMAT, "title": title, "sources": sources,
             **verdict.to_dict(), "history": history, "history_note": history_note,
             "provenance": prov}
-    text = page(title=title, sources=sources, verdict=verdict, history=history,
-                history_note=history_note, provenance=prov,
-                images=_ratio_images(s2.data["figures"], outdir))
+    text = marked(page(title=title, sources=sources, verdict=verdict, history=history,
+                       history_note=history_note, provenance=prov,
+                       images=_ratio_images(s2.data["figures"], outdir)))
     write_text(outdir / PAGE, text, "-o")
     write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
     if args.json:

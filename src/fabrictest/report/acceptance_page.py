@@ -241,8 +241,12 @@ def context_section(history: list[dict], prov: dict, history_note: str) -> str:
         same = ref.get("same_as_run")
         said = ("the file the run loaded" if same else "CHANGED since the run" if same is False
                 else "the run did not record which file it loaded")
-        out.append(f"<p>References of {_e(ref['system'])}: <code>{_e(ref['file'])}</code> "
-                   f"(sha256 {_e(str(ref.get('sha256', '-'))[:16])}..., {_e(said)})"
+        used = ", ".join(str(h)[:16] + "..." for h in ref.get("recorded_sha256") or [])
+        out.append(f"<p>References the run was judged with on {_e(ref['system'])}: "
+                   f"{_e('sha256 ' + used if used else 'not recorded')}; every figure on this "
+                   "page is judged against the bounds recorded with it in the run report. "
+                   f"Today's <code>{_e(ref['file'])}</code>: sha256 "
+                   f"{_e(str(ref.get('sha256', '-'))[:16])}..., {_e(said)}"
                    f"{' ' + _e(ref['problem']) if ref.get('problem') else ''}</p>")
         if ref.get("provenance"):
             out.append(_table(["test", "document", "table", "measured by", "note"],

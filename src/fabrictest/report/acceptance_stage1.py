@@ -26,6 +26,7 @@ from fabrictest.parsers.health import CheckResult, HealthReport, missing, parse_
 
 from .acceptance import Finding, Stage, status_of
 from .acceptance_cases import label, read_output
+from .acceptance_evidence import missing_checks
 
 _FOUND_EXPECTED = re.compile(r"^(?:found )?(?P<found>.*?),? expected (?P<expected>.+)$")
 _PAREN = re.compile(r"^(?P<found>.*?) \(expected (?P<expected>[^)]*)\)$")
@@ -128,9 +129,11 @@ def _nodes_expected(tc: dict) -> int:
 
 
 def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
-           used_nodes: set[str]) -> Stage:
+           used_nodes: set[str], recorded: dict[str, str] | None = None) -> Stage:
     """Stage 1 from the health test cases of the run and the ``--health`` files;
-    ``used_nodes``: the nodes the performance stage ran on (each needs a pre-flight result)."""
+    ``used_nodes``: the nodes the performance stage ran on (each needs a pre-flight result);
+    ``recorded``: the nodes stage 1's own record (``stage1.json``) says did not pass, and what
+    it says (each is a failure, whatever the lines read here say)."""
     rows: list[CheckRow] = []
     gaps: list[str] = []
     findings: list[Finding] = []
@@ -161,14 +164,19 @@ def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
         reported |= set(rep.nodes())
     for path, rep in files:
         sources.append(f"--health {path}")
+        gaps += [f"--health {path}: {p}" for p in missing(rep, len(rep.nodes()))]
         rows += rows_of(rep, f"--health {path}")
         findings += _no_device(rep, f"--health {path}")
         reported |= set(rep.nodes())
     rows = _latest(rows)
+    gaps += missing_checks(asdict(r) for r in rows)
     for r in rows:
         if not r.ok:
             findings.append(Finding(1, "node", r.node, f"{r.node} {r.nic} {r.check}: "
                                     f"{r.detail or 'failed'} ({r.source})"))
+    failing = {f.name for f in findings}
+    findings += [Finding(1, "node", node, f"{node}: stage 1's record says {why}")
+                 for node, why in sorted((recorded or {}).items()) if node not in failing]
     unchecked = sorted(used_nodes - reported)
     if unchecked and (rows or findings):
         gaps.append(f"no pre-flight result for {', '.join(unchecked)} (the performance "

@@ -30,6 +30,8 @@ from fabrictest.parsers.topology import Topology
 
 from .acceptance import Finding, Stage, status_of
 from .acceptance_cases import label
+from .acceptance_evidence import case_gaps
+from .acceptance_figures import disagreements, judges, refuse_bands
 from .attribute import CaseError, attribute, cases_from_testcases
 from .impact import impact_rows
 from .ratios import RatioRow, ratio_rows
@@ -73,11 +75,36 @@ def set_of(base: str, params: dict, nodes: Sequence[str], topo: Topology | None)
     return "local" if len({group_of(topo, s) for s in leaves}) == 1 else "global"
 
 
+def planned_sets(topo: Topology, nodes: set[str]) -> dict[str, str]:
+    """The node sets the topology makes of the run's nodes, each with why: ``edge`` where a
+    switch holds two of them, ``local`` where a group holds two switches with them,
+    ``global`` where two groups hold them."""
+    where = topo.switch_of()
+    leaves: dict[str, set[str]] = {}
+    for n in nodes:
+        if n in where:
+            leaves.setdefault(where[n], set()).add(n)
+    groups: dict[str, set[str]] = {}
+    for leaf in leaves:
+        groups.setdefault(group_of(topo, leaf), set()).add(leaf)
+    out = {}
+    edge = [s for s, ns in sorted(leaves.items()) if len(ns) >= 2]
+    if edge:
+        out["edge"] = f"switch {edge[0]} holds {len(leaves[edge[0]])} of the run's nodes"
+    local = [g for g, ls in sorted(groups.items()) if len(ls) >= 2]
+    if local:
+        out["local"] = f"group {local[0]} holds {len(groups[local[0]])} switches with them"
+    if len(groups) >= 2:
+        out["global"] = f"{len(groups)} groups hold them"
+    return out
+
+
 def _ratio_dict(r: RatioRow, set_name: str) -> dict:
     lo, hi = r.band
     return {"set": set_name, "test": r.test, "system": r.sysenv, "nodes": r.nodes,
             "figure": r.pvar, "unit": r.unit, "value": r.value, "reference": r.ref,
-            "band": [lo, hi], "ratio": r.ratio, "failing": r.failing}
+            "band": [lo, hi], "ratio": r.ratio, "failing": r.failing,
+            "judges": judges(r.lower, r.upper)}
 
 
 def set_summary(rows: list[dict]) -> list[dict]:
@@ -91,6 +118,7 @@ def set_summary(rows: list[dict]) -> list[dict]:
                     else math.inf)
         out.append({"set": s, "figures": len(mine),
                     "failing": sum(r["failing"] for r in mine),
+                    "loose": sum(not r["judges"] for r in mine),
                     "worst": f"{worst['test']} {worst['figure']}", "worst_ratio": worst["ratio"],
                     "min_ratio": min(r["ratio"] for r in mine),
                     "max_ratio": max(r["ratio"] for r in mine)})
@@ -215,6 +243,7 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
            sweeps: list[tuple[str, dict]], left_out: dict[str, str] | None = None) -> Stage:
     """``records``/``testcases``: the performance stage's (no health, sweep or build case);
     ``sweeps``: (label, fabric-sweep JSON); ``left_out``: nodes stage 1 kept out of it."""
+    refuse_bands(records)
     perf = [r for r in records if not is_counter_figure(r.pvar)]
     sets = {(r.test, r.sysenv, r.nodes_expr): set_of(r.base, r.params, r.nodes, topo)
             for r in perf}
@@ -226,7 +255,7 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
     rows = [_ratio_dict(r, sets.get((r.test, r.sysenv, r.nodes), "between nodes"))
             for r in ratio_rows(perf)]
     rows.sort(key=lambda d: (SETS.index(d["set"]), not d["failing"], d["test"], d["figure"]))
-    gaps = []
+    gaps, unjudged = case_gaps(testcases, perf)
     unreferenced = sorted({f"{r.test} {r.pvar}" for r in perf if r.ref is None
                            and r.value is not None and not r.informational})
     if unreferenced:
@@ -234,7 +263,9 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
                     + ", ".join(unreferenced[:5]) + (" ..." if len(unreferenced) > 5 else ""))
     informational = sorted({f"{r.test} {r.pvar}" for r in perf if r.ref is None
                             and r.informational})
-    findings, attribution, failed = _attributed(testcases, topo, case_sets, sweeps)
+    # a case that was not judged (skipped, aborted, no reference) is no evidence either way
+    judged_cases = [tc for tc in testcases if label(tc) not in unjudged]
+    findings, attribution, failed = _attributed(judged_cases, topo, case_sets, sweeps)
     impact = [{"test": x.test, "system": x.system, "probe": x.probe,
                "isolated": x.isolated.value if x.isolated else None,
                "loaded": x.loaded.value if x.loaded else None,
@@ -246,15 +277,30 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
         measured += f
         gaps += g
         sweep_views.append(view)
-    findings = measured + findings
-    judged = len(rows) + len(failed) + len(sweeps)
+    findings = measured + disagreements(perf) + findings
+    if topo is not None:  # every node set the topology makes of the run's nodes is measured
+        measured_sets = {r["set"] for r in rows} | {c["set"] for c in failed}
+        used = {n for tc in judged_cases for n in tc.get("job_nodelist") or []}
+        gaps += [f"no figures for the {s} node set ({why})"
+                 for s, why in planned_sets(topo, used).items() if s not in measured_sets]
+    judging = [r for r in rows if r["judges"]]
+    loose = len(rows) - len(judging)
+    judged = len(judging) + len(failed) + len(sweeps)
     n_fail = sum(r["failing"] for r in rows)
+    loose_text = (f"; {loose} figures with bands that judge nothing (not judged)" if loose
+                  else "")
     if judged:
-        summary = (f"{len(rows)} figures against their references in "
-                   f"{len({r['set'] for r in rows})} node sets: "
+        summary = (f"{len(judging)} figures against their references in "
+                   f"{len({r['set'] for r in judging})} node sets: "
                    + (f"{n_fail} outside their band" if n_fail else "all within their band")
+                   + loose_text
                    + (f"; {len(failed)} test cases failed" if failed else "")
                    + (f"; {len(sweeps)} sweeps" if sweeps else ""))
+    elif rows or informational:  # a stage whose only figures judge nothing cannot pass
+        parts = ([f"{len(informational)} informational (no reference by design)"]
+                 if informational else []) + (
+            [f"{loose} with bands that judge nothing"] if loose else [])
+        summary = "not judged: its only figures are " + " and ".join(parts)
     else:
         summary = "no performance test case and no sweep in these runs"
     return Stage(2, status_of(judged, findings, gaps), summary, findings, gaps, {

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .acceptance import Finding, Stage, status_of
+from .acceptance_evidence import missing_snapshots
 from .html import counter_figure
 from .results import PerfRecord, ResultSet
 from .run_counters_cmd import changes_text, node_runs
@@ -59,7 +60,7 @@ def stage3(res: ResultSet, records: Sequence[PerfRecord], ref_option: str | None
     performance stage's figures (the congestion counters among them)."""
     runs, problems = node_runs(res, ref_option)
     findings: list[Finding] = []
-    gaps = list(problems)
+    gaps = list(problems) + missing_snapshots(res.testcases)
     nodes = []
     for system, run in runs:
         findings += _findings(run.node, run.failures)
