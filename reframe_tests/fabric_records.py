@@ -13,7 +13,7 @@ writes no performance log. Called by the base and by the binaries fixture before
 * **Records that can be written.** ReFrame stores the session in the results database after
   every test has run and only warns when it cannot; a perflog it cannot write loses the
   figures: the run still ended ``PASSED``, exit 0. Before the first test is set up, the
-  results database and each performance log directory are checked (``record_paths``); one
+  results database and each performance log directory are checked (``fabric_record_paths``); one
   that cannot be written stops the run with one line naming it, before anything is measured.
 * **A dry run writes no perflog.** It measures nothing: ReFrame would append rows of empty
   figures to the perflogs and, their header differing, move the real history aside to
@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 
 import reframe.core.runtime as rt
-from record_paths import record_problems
+from fabric_record_paths import record_problems
 from reframe.core.exceptions import ForceExitError
 from reframe.core.logging import getperflogger
 

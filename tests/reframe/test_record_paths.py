@@ -1,5 +1,5 @@
 """Records a run could not write are found before it measures anything (reframe_tests/
-record_paths.py): the results database (a directory, a corrupt file, one not writable) and
+fabric_record_paths.py): the results database (a directory, a corrupt file, one not writable) and
 the performance log directory; ReFrame itself only warned at the end, and the run ended
 PASSED, exit 0 (issue 40)."""
 
@@ -9,7 +9,7 @@ import os
 import sqlite3
 
 import pytest
-from record_paths import database_problem, perflog_problem, record_problems
+from fabric_record_paths import database_problem, perflog_problem, record_problems
 
 
 def _sqlite(path):
