@@ -7,17 +7,24 @@ from functools import cache
 
 from . import acceptance, bands, counter_faults, health, outputs, processes, report_cmds, sweep
 from .axes import FAULTS, families, rows
-from .cell import Cell, cited, na
+from .cell import FAIL, PASS, Cell, cited, na
 from .known_gaps import KNOWN_GAPS
 
 __all__ = ["KNOWN_GAPS", "matrix"]
 
 
-def _family(name: str, counters: dict[str, Cell]) -> dict[str, Cell]:
+def _family(name: str, counters: dict[str, Cell], sweep_row: dict[str, Cell]) -> dict[str, Cell]:
     out = {**outputs.cells(name), **bands.cells(name), **processes.cells(name)}
-    out.update({f: Cell(c.outcome, f"the counters plugin (CounterChecks, every multi-node "
-                                   f"case): {c.text}", c.names)
-                for f, c in counters.items()})
+    if name in outputs.OUTPUT_NA:  # its figures are fabric-sweep's: that row's healthy run
+        sweep_healthy = sweep_row["healthy"]
+        out["healthy"] = Cell(sweep_healthy.outcome, f"fabric-sweep's verdict on a healthy "
+                                                     f"simulation: {sweep_healthy.text}")
+    said = {f: Cell(c.outcome, f"the counters plugin (CounterChecks, every multi-node case): "
+                               f"{c.text}", c.names) for f, c in counters.items()}
+    healthy = [out["healthy"], said.pop("healthy")]  # its output and its counters, both
+    out.update(said)
+    out["healthy"] = Cell(PASS if all(c.outcome == PASS for c in healthy) else FAIL,
+                          "; ".join(c.text for c in healthy))
     return out
 
 
@@ -39,12 +46,13 @@ def _counters_verdict() -> dict[str, Cell]:
 def matrix() -> dict[str, dict[str, Cell]]:
     """{row: {fault: Cell}} for every row of axes.rows() and every fault of axes.FAULTS."""
     counters = counter_faults.plugin_cells()
-    out = {name: _family(name, counters) for name in families()}
+    sweep_row = sweep.cells()
+    out = {name: _family(name, counters, sweep_row) for name in families()}
     out["reframe run"] = processes.run_cells()
     out["acceptance"] = acceptance.cells()
     out["counters verdict"] = _counters_verdict()
     out["fabric-health"] = health.cells()
-    out["fabric-sweep"] = sweep.cells()
+    out["fabric-sweep"] = sweep_row
     out["fabric-report compare"] = report_cmds.compare_cells()
     out["fabric-report history"] = report_cmds.history_cells()
     sweep_row = out["fabric-sweep"]

@@ -138,7 +138,7 @@ def _judge(plugin, text, ctx, names=()) -> Cell:
 
 def cells(family: str) -> dict[str, Cell]:
     """The family's cells of OUTPUT_FAULTS."""
-    if family in OUTPUT_NA:
+    if family in OUTPUT_NA:  # (its healthy cell is its command's: build.py)
         return {f: na(OUTPUT_NA[family]) for f in OUTPUT_FAULTS}
     out = OUTPUTS[family]
     text = _text(out.recording)

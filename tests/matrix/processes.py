@@ -25,7 +25,7 @@ MISSING = "tests/reframe/test_benchmark_binaries.py::" \
 #: the families whose programs the one search of fabric_binaries.py finds
 SEARCHED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuGpuAwareTest", "OsuCollectiveTest", "ImbTest",
             "PerftestWriteBwTest")
-RUNS_OWN = "{what} is the ReFrame run's, whatever families it holds: the 'reframe run' row"
+RUNS_OWN = "{what}: the ReFrame run's, whatever families it holds (the 'reframe run' row)"
 STAGE1 = "tests/reframe/test_stage1_record.py::test_a_record_not_to_trust_is_not_used"
 
 
@@ -56,8 +56,9 @@ def cells(family: str) -> dict[str, Cell]:
                                     MISSING)
     else:
         out["missing_tool"] = Cell(UNTESTED, "no test runs the family without its program")
-    out["empty_selection"] = na(RUNS_OWN.format(what="a selection"))
-    out["lost_records"] = na(RUNS_OWN.format(what="the records (results database, perflogs)"))
+    out["empty_selection"] = na(RUNS_OWN.format(what="what a run selects"))
+    out["lost_records"] = na(RUNS_OWN.format(what="the records it keeps (results "
+                                                 "database, perflogs)"))
     out["stale_foreign"] = cited("FAIL", "the stage-1 record a multi-node case reads (which "
                                  "nodes to leave out) is not used when too old, of another "
                                  "format or unreadable: 'h old', 'is not a "
