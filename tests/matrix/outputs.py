@@ -6,6 +6,7 @@ tests/variants.py hold them, with what the family asks of the whole output)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from parsers.test_nccl_variants import Nccl
@@ -50,6 +51,7 @@ class Output:
     plugin: Plugin
     recording: str  # its healthy output (a file of tests/recordings.py), or text itself
     other: str  # another benchmark's output, in its place
+    figure: str = ""  # a regex of the line whose figure is made NaN (default: a table row)
 
 
 OSU_BW, OSU_LAT = "osu_bw-7.4-ompi4.1-local.txt", "osu_latency-7.4-ompi4.1-local.txt"
@@ -64,7 +66,7 @@ OUTPUTS: dict[str, Output] = {
     "AllToManyScalingTest": Output(AllToMany(), "seed004-alltomany-4runs.txt", BIS),
     "BisectionTest": Output(Bisection(), BIS, A2M),
     "CongestionTest": Output(Congestion(), "congestion-incast-vcluster.txt",
-                             "congestion-all-to-all-vcluster.txt"),
+                             "congestion-all-to-all-vcluster.txt", r"^phase isolated"),
     "GpcnetNetworkTest": Output(Gpcnet(), NT, NLT),
     "GpcnetLoadTest": Output(Gpcnet(), NLT, NT),
     "GpuExchangeTest": Output(AllToMany(), A2M, "txrx-cuda-ompi4.1-h100.txt"),
@@ -81,7 +83,7 @@ OUTPUTS: dict[str, Output] = {
                                 "osu_alltoall-7.4-validation-ompi4.1-local.txt"),
     "PerftestWriteBwTest": Output(Perftest(), "ib_write_bw-roce-uc-qp2-gbits.txt",
                                   "ib_send_bw-roce-cx4lx-mbsec-client.txt"),
-    "TxRxTest": Output(Txrx(), "seed000-txrx-1pair.txt", OSU_BW),
+    "TxRxTest": Output(Txrx(), "seed000-txrx-1pair.txt", OSU_BW, r"data rate is"),
 }
 
 #: families whose figures come from no tool output of their own, and why
@@ -98,12 +100,17 @@ def _text(name: str) -> str:
     return path.read_text()
 
 
-def _figure_line(plugin: Plugin, text: str) -> tuple[int, int, int] | None:
+def _figure_line(plugin: Plugin, text: str, pattern: str = "") -> tuple[int, int, int] | None:
     """(line, start, end) of a figure half-way through the rows that print the most figures
-    (a table's rows, not a count in a header)."""
+    (a table's rows, not a count in a header), or the first figure of the first row whose
+    line matches ``pattern``."""
     rows = [r for t in plugin.layout(text) for r in t.rows if r.figures]
     if not rows:
         return None
+    lines = text.splitlines()
+    if pattern:
+        row = next(r for r in rows if re.search(pattern, lines[r.line]))
+        return row.line, row.figures[0].start, row.figures[0].end
     widest = max(len(r.figures) for r in rows)
     rows = [r for r in rows if len(r.figures) == widest]
     row = rows[len(rows) // 2]
@@ -147,7 +154,7 @@ def cells(family: str) -> dict[str, Cell]:
              "truncated": _judge(out.plugin, _cut(out.plugin, text), ctx),
              "doubled": _judge(out.plugin, text + text, ctx),
              "other_benchmark": _judge(out.plugin, _text(out.other), ctx)}
-    where = _figure_line(out.plugin, text)
+    where = _figure_line(out.plugin, text, out.figure)
     if where is None:
         cells["nonfinite"] = na("its output has no figures: PASS/FAIL words per check")
         return cells
