@@ -19,7 +19,7 @@ from variants import Accepted, Plugin, Refused
 from fabrictest.parsers import ParseError
 from fabrictest.parsers import health as health_parser
 
-from .cell import Cell, failed, na, passed
+from .cell import UNTESTED, Cell, failed, na, passed
 
 OUTPUT_FAULTS = ("healthy", "nonfinite", "truncated", "doubled", "other_benchmark")
 HEALTH_LINES = "".join(
@@ -147,6 +147,9 @@ def cells(family: str) -> dict[str, Cell]:
     """The family's cells of OUTPUT_FAULTS."""
     if family in OUTPUT_NA:  # (its healthy cell is its command's: build.py)
         return {f: na(OUTPUT_NA[family]) for f in OUTPUT_FAULTS}
+    if family not in OUTPUTS:  # a new family: no evidence until its output is registered
+        return {f: Cell(UNTESTED, f"no recorded output of {family} in tests/matrix/outputs.py "
+                                  "OUTPUTS") for f in OUTPUT_FAULTS}
     out = OUTPUTS[family]
     text = _text(out.recording)
     ctx = out.plugin.context(text)

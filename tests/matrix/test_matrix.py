@@ -76,3 +76,13 @@ def test_a_cited_test_that_is_skipped_or_missing_is_no_evidence(tmp_path, monkey
     path.write_text("import pytest\npytestmark = pytest.mark.skip\n\ndef test_a():\n    pass\n")
     assert cited.problems("tests/x/test_y.py::test_a") == [
         "tests/x/test_y.py::test_a: the module is marked skip"]
+
+
+def test_a_family_without_a_recorded_output_has_no_passing_cell():
+    """A family added to reframe_tests/ is a row at once; until its output is registered in
+    outputs.OUTPUTS its cells are UNTESTED, so its healthy cell fails test_cell."""
+    from matrix import outputs
+
+    cells = outputs.cells("SomeNewFamilyTest")
+    assert {c.outcome for c in cells.values()} == {"UNTESTED"}
+    assert "tests/matrix/outputs.py" in cells["healthy"].text
