@@ -40,7 +40,7 @@ def _cell(rc: int, said: str, *names: str) -> Cell:
     of the page's text that does follows it."""
     lines = [x.strip() for x in said.splitlines() if x.strip()] or [""]
     text = quote(lines[0])
-    for name in names:
+    for name in names if rc != 0 else ():
         if name not in text:
             text += " | " + quote(next((x for x in lines if name in x), "(not named)"))
     if rc == 0:
