@@ -10,12 +10,12 @@ import tempfile
 from pathlib import Path
 
 from recordings import read
+from report._reports import fabric_report
 from report.test_acceptance import HEALTHY_LINES, THRESHOLDS, TOPOLOGY, Run, healthy
 
 from fabrictest.counters.snapshot import Counter, parse_snapshot
 
 from .cell import FAIL, Cell, failed, na, passed, quote
-from .report_cmd import fabric_report
 
 SLOW = "node03"  # the node a fault is planted on (the pair-b case holds node03 and node04)
 

@@ -4,7 +4,6 @@ run here; CI runs it)."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from .axes import ROOT
 
@@ -54,4 +53,4 @@ def problems(nodeid: str) -> list[str]:
     return out
 
 
-__all__ = ["Path", "problems"]
+

@@ -9,7 +9,7 @@ import math
 import tempfile
 from pathlib import Path
 
-from report._reports import fabric_report, report, write
+from report._reports import fabric_report, report
 
 from .cell import Cell, failed, na, passed, quote
 
@@ -154,4 +154,4 @@ def history_cells() -> dict[str, Cell]:
     return out
 
 
-__all__ = ["compare_cells", "history_cells", "write"]
+__all__ = ["compare_cells", "history_cells"]
