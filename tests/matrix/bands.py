@@ -1,0 +1,95 @@
+"""0.5x and 0.85x bandwidth against every family's reference bands: each figure of
+reference/<system>.yaml made 0.5x (0.85x) worse (a rate multiplied by the factor, a time
+divided by it) and judged by ReFrame's own ``assert_reference``, as the family's performance
+stage judges it. A case fails when one of its figures leaves its band: at 0.5x some figure of
+the family must fail (a family whose every band admits 0.5x PASSes it: a gap), at 0.85x every
+figure whose band is tighter than 15 % must (the figures with wider bands are the finding the
+cell names; a family with no tighter band is n/a, saying so)."""
+
+from __future__ import annotations
+
+import reframe.utility.sanity as sn
+from reframe.core.exceptions import SanityError
+
+from fabrictest.references import direction
+from fabrictest.references.loading import load_all
+from fabrictest.references.model import Reference
+
+from .axes import ROOT
+from .cell import Cell, failed, na, passed
+
+FACTORS = {"bw_0_5": 0.5, "bw_0_85": 0.85}
+EPS = 1e-9  # 0.85 - 1 is -0.15000000000000002 in binary: a band's -0.15 is no tighter
+
+
+def _lower_better(ref: Reference, key: str) -> bool:
+    return direction.lower_is_better(ref.unit or "", key.rsplit(".", 1)[-1])
+
+
+def _worse(ref: Reference, key: str, factor: float) -> float:
+    return ref.value / factor if _lower_better(ref, key) else ref.value * factor
+
+
+def _tight(ref: Reference, key: str, factor: float) -> bool:
+    """The band, read from its numbers, is narrower than the drop: a rate's lower bound above
+    factor - 1, a time's upper bound below 1 / factor - 1 (a band of exactly the drop is not
+    narrower: its edge accepts the figure)."""
+    if _lower_better(ref, key):
+        return ref.upper is not None and ref.upper < 1 / factor - 1 - EPS
+    return ref.lower is not None and ref.lower > factor - 1 + EPS
+
+
+def _reframe_accepts(ref: Reference, value: float) -> bool:
+    try:
+        return bool(sn.evaluate(sn.assert_reference(value, ref.value, ref.lower, ref.upper)))
+    except SanityError:
+        return False
+
+
+def figures(family: str) -> list[tuple[str, str, Reference]]:
+    """(system, dotted key, Reference) of every figure the reference files hold for it."""
+    out = []
+    for system, ref_file in sorted(load_all(ROOT / "reference").items()):
+        cref = ref_file.classes.get(family)
+        if cref is None:
+            continue
+        for keys, values in sorted(cref.entries.items()):
+            for var, ref in sorted(values.items()):
+                out.append((system, ".".join([*keys, var]), ref))
+    return out
+
+
+def _band(ref: Reference) -> str:
+    lo = "-" if ref.lower is None else f"{ref.lower * 100:+.0f} %"
+    hi = "-" if ref.upper is None else f"{ref.upper * 100:+.0f} %"
+    return f"{lo}, {hi}"
+
+
+def _cell(figs, factor: float) -> Cell:
+    pct = round((1 - factor) * 100)
+    judged = [(s, k, r) for s, k, r in figs if _tight(r, k, factor)]
+    wide = [(s, k, r) for s, k, r in figs if not _tight(r, k, factor)]
+    note = (f"; {len(wide)} of {len(figs)} figures have a band of {pct} % or wider (e.g. "
+            f"{wide[0][0]}:{wide[0][1]} [{_band(wide[0][2])}]) and pass it" if wide else "")
+    admitted = [f"{s}:{k}" for s, k, r in judged if _reframe_accepts(r, _worse(r, k, factor))]
+    if admitted:
+        return passed(f"ReFrame accepts {admitted[0]} at {factor}x inside its band{note}")
+    if not judged and factor == FACTORS["bw_0_5"]:
+        return passed(f"every band admits {factor}x ({len(figs)} figures, e.g. "
+                      f"{wide[0][0]}:{wide[0][1]} [{_band(wide[0][2])}])")
+    if not judged:
+        return na(f"every band is {pct} % or wider ({len(figs)} figures, e.g. {wide[0][0]}:"
+                  f"{wide[0][1]} [{_band(wide[0][2])}]): {factor}x is inside them (a finding)")
+    s, k, r = judged[0]
+    return failed(f"ReFrame fails {len(judged)} of {len(figs)} figures at {factor}x, e.g. "
+                  f"{s}:{k} {_worse(r, k, factor):.4g} {r.unit} outside [{_band(r)}] of "
+                  f"{r.value:g}{note}", k)
+
+
+def cells(family: str) -> dict[str, Cell]:
+    figs = figures(family)
+    if not figs:
+        return {f: na("no reference figure in reference/*.yaml: its figures are "
+                      "informational or judged by its own rule, not against a band")
+                for f in FACTORS}
+    return {fault: _cell(figs, factor) for fault, factor in FACTORS.items()}

@@ -1,0 +1,85 @@
+"""The faults that need a process (a stopped rank, a missing tool, an empty selection, lost
+records) and the stale evidence a family reads (the stage-1 record), for the families: each
+cell cites the test that shows it, by its pytest node id; the matrix test checks that each
+exists, is collected and is not skipped (CI runs it)."""
+
+from __future__ import annotations
+
+from .cell import UNTESTED, Cell, cited, na
+
+C_TIMEOUTS = "tests/c/test_timeouts.py::test_a_stopped_rank_ends_the_job_with_one_line"
+STOPPED = {
+    "alltomany": f"{C_TIMEOUTS}[alltomany]",
+    "bisection": f"{C_TIMEOUTS}[bisection_bw]",
+    "congestion": f"{C_TIMEOUTS}[congestion incast]",
+}
+HUNG = {
+    "AllToManyTest": (STOPPED["alltomany"], "alltomany"),
+    "AllToManyScalingTest": (STOPPED["alltomany"], "alltomany"),
+    "GpuExchangeTest": (STOPPED["alltomany"], "alltomany"),
+    "BisectionTest": (STOPPED["bisection"], "bisection_bw"),
+    "CongestionTest": (STOPPED["congestion"], "congestion"),
+}
+MISSING = "tests/reframe/test_benchmark_binaries.py::" \
+          "test_a_program_the_search_cannot_find_fails_saying_so"
+#: the families whose programs the one search of fabric_binaries.py finds
+SEARCHED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuGpuAwareTest", "OsuCollectiveTest", "ImbTest",
+            "PerftestWriteBwTest")
+RUNS_OWN = "{what}: the ReFrame run's, whatever families it holds (the 'reframe run' row)"
+STAGE1 = "tests/reframe/test_stage1_record.py::test_a_record_not_to_trust_is_not_used"
+
+
+def cells(family: str) -> dict[str, Cell]:
+    out = {}
+    if family in HUNG:
+        node, program = HUNG[family]
+        out["hung_tool"] = cited("FAIL", f"{program} with one rank stopped (SIGSTOP) ends "
+                                 "within its -T timeout: non-zero exit, one line naming the "
+                                 "rank that gave up", node)
+    elif family == "TxRxTest":
+        out["hung_tool"] = cited("FAIL", "a transmitter that stops sending (--fault stall): "
+                                 "non-zero exit within --timeout, 'stopped sending or died', "
+                                 "naming the transmitter",
+                                 "tests/txrx/test_mpi_runs.py::test_transmitter_that_stops_sending")
+    elif family == "SweepTest":
+        out["hung_tool"] = cited("FAIL", "fabric-sweep's pairs that never answer end at "
+                                 "--pair-timeout and name the hung node by direction",
+                                 "tests/sweep/test_cli.py::"
+                                 "test_sweep_over_processes_names_slow_and_hung_nodes_by_direction")
+    else:
+        out["hung_tool"] = Cell(UNTESTED, "a third-party program with a stopped rank: only "
+                                "the job's time limit ends it; no test stops one")
+    if family in SEARCHED:
+        out["missing_tool"] = cited("FAIL", "a program the search cannot find fails the case "
+                                    "naming what was searched (shown for osu_latency; one "
+                                    "search, fabric_binaries.py, for OSU, IMB and perftest)",
+                                    MISSING)
+    else:
+        out["missing_tool"] = Cell(UNTESTED, "no test runs the family without its program")
+    out["empty_selection"] = na(RUNS_OWN.format(what="what a run selects"))
+    out["lost_records"] = na(RUNS_OWN.format(what="the records it keeps (results "
+                                                 "database, perflogs)"))
+    out["stale_foreign"] = cited("FAIL", "the stage-1 record a multi-node case reads (which "
+                                 "nodes to leave out) is not used when too old, of another "
+                                 "format or unreadable: 'h old', 'is not a "
+                                 "fabrictest-stage1/1 record'", STAGE1)
+    return out
+
+
+def run_cells() -> dict[str, Cell]:
+    """The ReFrame run itself (``reframe -r``, ./scripts/run-suite.sh): its selection and its
+    records; every other fault is judged by its cases (the families' rows)."""
+    out = {f: na("judged by the run's cases: the families' rows") for f in (
+        "link_down", "flap", "bw_0_5", "bw_0_85", "error_burst", "saturated", "nonfinite",
+        "truncated", "doubled", "other_benchmark", "hung_tool", "missing_tool",
+        "stale_foreign")}
+    out["healthy"] = cited("PASS", "the suite on local with whole stand-in outputs: every case "
+                           "passes", "tests/reframe/test_fail_closed.py::"
+                           "test_whole_standin_outputs_pass")
+    out["empty_selection"] = Cell(UNTESTED, "`reframe -n OsuCollectiveTest` on a system "
+                                  "without the benchmark: ReFrame says 'PASSED Ran 0/0', exit "
+                                  "0 (ReFrame #3599); no test shows a non-zero exit")
+    out["lost_records"] = Cell(UNTESTED, "a run whose results database is corrupt, a "
+                               "directory or read-only, or whose perflog directory is "
+                               "unwritable: 'PASSED', exit 0; no test shows a non-zero exit")
+    return out
