@@ -4,10 +4,6 @@ xfail(strict=True), so a fix's landing fails the test until its entry is removed
 
 from __future__ import annotations
 
-ITEM2 = "issue 40 item 2 (b40v): whole evidence per stage, the planned node sets from the " \
-        "topology"
-ITEM3 = "issue 40 item 3 (b40v): evidence that belongs together (one system, one window)"
-ITEM6 = "issue 40 item 6 (b40f2): empty selections and lost records exit non-zero"
 EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
        "(accepted at its edge)"
 THIRD_PARTY_HUNG = "unassigned: issue 40 item 6 ends stopped ranks of our C programs; a " \
@@ -33,12 +29,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         "AllToManyTest", "AllToManyScalingTest", "BisectionTest", "CongestionTest",
         "GpcnetNetworkTest", "GpcnetLoadTest", "GpuExchangeTest", "NicHealthTest", "NcclTest",
         "SweepTest", "TxRxTest", "fabric-sweep")},
-    ("reframe run", "empty_selection"): ITEM6,
-    ("reframe run", "lost_records"): ITEM6,
-    ("acceptance", "missing_tool"): ITEM2 + ": a bisection the fixture skipped (no program) "
-                                    "leaves its set out and the page ACCEPTED",
-    ("acceptance", "stale_foreign"): ITEM3 + ": a case of another system (cori) is pooled "
-                                     "and the page ACCEPTED",
     ("fabric-report compare", "doubled"): TWICE,
     ("fabric-report history", "doubled"): TWICE,
     ("fabric-report history", "lost_records"): VANISHED,

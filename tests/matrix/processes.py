@@ -76,10 +76,16 @@ def run_cells() -> dict[str, Cell]:
     out["healthy"] = cited("PASS", "the suite on local with whole stand-in outputs: every case "
                            "passes", "tests/reframe/test_fail_closed.py::"
                            "test_whole_standin_outputs_pass")
-    out["empty_selection"] = Cell(UNTESTED, "`reframe -n OsuCollectiveTest` on a system "
-                                  "without the benchmark: ReFrame says 'PASSED Ran 0/0', exit "
-                                  "0 (ReFrame #3599); no test shows a non-zero exit")
-    out["lost_records"] = Cell(UNTESTED, "a run whose results database is corrupt, a "
-                               "directory or read-only, or whose perflog directory is "
-                               "unwritable: 'PASSED', exit 0; no test shows a non-zero exit")
+    out["empty_selection"] = cited(
+        "FAIL", "`reframe -n OsuCollectiveTest` where nothing is selected: ReFrame says "
+        "'PASSED Ran 0/0', exit 0 (ReFrame #3599); through scripts/reframe-selected.sh (what "
+        "run-suite.sh runs): exit 1, 'nothing was selected'",
+        "tests/reframe/test_empty_selection.py::"
+        "test_a_run_that_selects_nothing_exits_1_with_one_line")
+    out["lost_records"] = cited(
+        "FAIL", "a results database that is a directory and a perflog directory that is a "
+        "file: the run stops before it measures anything, one line naming both records",
+        "tests/reframe/test_local_run.py::"
+        "test_a_run_whose_records_cannot_be_written_stops_naming_them",
+        "tests/reframe/test_record_paths.py::test_every_record_is_named_at_once")
     return out
