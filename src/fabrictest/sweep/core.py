@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import cost
 from .estimate import (
     AMBIGUOUS,
     CLEARED,
@@ -168,6 +169,11 @@ def plan_text(n: int, runner: Runner, rounds: int, max_rounds: int) -> str:
         one = waves * 2 * per_run
         text += (f"; estimated wall time {_hms(one * rounds)} for the planned rounds, "
                  f"{_hms(one * max_rounds)} at most")
+        planned = [pairs] * rounds
+        text += (f"; on Slurm (cost.py) the planned rounds take "
+                 f"{cost.per_run(planned, per_run, runner.max_concurrent).text(_hms)} as one "
+                 f"step per run, {cost.per_round(planned, per_run).text(_hms)} as one step "
+                 "per round")
     else:
         text += "; wall time estimated after the first round (or give --pair-seconds)"
     if limit is not None:
