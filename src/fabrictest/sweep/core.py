@@ -34,7 +34,7 @@ from .expectation import Expectation
 from .outfile import write_whole
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
-from .schedule import extra_round, screening_rounds
+from .schedule import extra_round, screening_count, screening_rounds
 from .topology import attribute, inside_round, link_round, uplink_regions, without
 from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
@@ -237,6 +237,7 @@ def run_sweep(
     say = say or (lambda _m: None)
     params = params or VerdictParams()
     nodes = list(nodes)
+    rounds = screening_count(len(nodes), rounds)
     max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
     table = RunTable(nodes)
