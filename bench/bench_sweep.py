@@ -20,8 +20,10 @@ sigma 0.28: recall >= 0.9 with precision >= 0.99 in at most 8 rounds. The closin
 whether each is met. `--healthy` adds rows without slow nodes (false suspects only).
 
 Wall time: `sim s` is what one simulated sweep costs here (scheduler, statistics, verdict);
-`sweep` is what the same rounds would take on a cluster, each round ceil(pairs /
---max-concurrent) waves of two runs (one per direction) of `--run-seconds` each.
+`per run` and `per round` what the same rounds would take on Slurm (sweep/cost.py: step
+launches, waves of --max-concurrent lanes, the look after each round; runs of `--run-seconds`)
+launched as one srun step per run (today) or one step per round (issue 41 item 2), with the
+job steps each starts (`!` where they pass Slurm's default MaxStepCount).
 Baseline, measured in the same run: the same sweep stopped after its planned screening rounds
 (`--max-rounds` = `--rounds`, no adaptive rounds): its precision and recall, and the ratio of
 runs (measurements) the adaptive rounds cost on top.
@@ -30,7 +32,6 @@ runs (measurements) the adaptive rounds cost on top.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -39,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from fabrictest.sweep import cost  # noqa: E402
 from fabrictest.sweep.core import run_sweep  # noqa: E402
 from fabrictest.sweep.simulate import SimulatedRunner  # noqa: E402
 
@@ -57,8 +59,9 @@ def draw_faults(n: int, pct: float, factor: float, rng) -> tuple[dict, set]:
     return slow, truth
 
 
-def sweep_seconds(res, run_seconds: float, max_concurrent: int) -> float:
-    return sum(math.ceil(len(r) / max_concurrent) * 2 * run_seconds for r in res.rounds)
+def sweep_costs(res, run_seconds: float, max_concurrent: int):
+    pairs = [len(r) for r in res.rounds]
+    return cost.per_run(pairs, run_seconds, max_concurrent), cost.per_round(pairs, run_seconds)
 
 
 def trial(n, sigma, pct, factor, seed, max_rounds, rounds, run_seconds=10.0,
@@ -76,7 +79,7 @@ def trial(n, sigma, pct, factor, seed, max_rounds, rounds, run_seconds=10.0,
     return {"rounds": len(res.rounds), "runs": len(res.table), "tp": tp,
             "fp": len(named) - tp, "fn": len(truth) - tp, "secs": secs,
             "undecided": len(res.verdict.undecided),
-            "sweep": sweep_seconds(res, run_seconds, max_concurrent)}
+            "costs": sweep_costs(res, run_seconds, max_concurrent)}
 
 
 def row(n, sigma, pct, factor, trials, seed, max_rounds, rounds, **kw):
@@ -90,7 +93,10 @@ def row(n, sigma, pct, factor, trials, seed, max_rounds, rounds, **kw):
         "recall": tp / (tp + fn) if tp + fn else 1.0,
         "fp": fp, "fn": fn, "undecided": sum(o["undecided"] for o in out),
         "secs": sum(o["secs"] for o in out) / trials,
-        "sweep": sum(o["sweep"] for o in out) / trials,
+        "per_run": sum(o["costs"][0].seconds for o in out) / trials,
+        "per_round": sum(o["costs"][1].seconds for o in out) / trials,
+        "steps_run": max(o["costs"][0].steps for o in out),
+        "steps_round": max(o["costs"][1].steps for o in out),
     }
 
 
@@ -101,7 +107,7 @@ def hms(seconds: float) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--sigmas", default="0.05,0.1,0.28")
     ap.add_argument("--trials", type=int, default=3, help="trials per row")
     ap.add_argument("--slow-pct", type=float, default=1.0)
@@ -110,7 +116,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-rounds", type=int, default=8)
     ap.add_argument("--healthy", action="store_true", help="add rows without slow nodes")
     ap.add_argument("--run-seconds", type=float, default=10.0,
-                    help="seconds of one run on a cluster, launch included (sweep column)")
+                    help="seconds of one run on a cluster, its launch not included")
     ap.add_argument("--max-concurrent", type=int, default=256,
                     help="pairs launched at once (fabric-sweep's default)")
     ap.add_argument("--seed", type=int, default=1)
@@ -121,10 +127,11 @@ def main(argv=None) -> int:
     print(f"sweep simulation: {args.slow_pct:g}% slow nodes at {args.slow_factor:g}x (half "
           f"both directions, half one direction), {args.rounds} screening rounds, at most "
           f"{args.max_rounds}; {args.trials} trials per row; sweep time at "
-          f"{args.run_seconds:g} s per run, {args.max_concurrent} pairs at once")
+          f"{args.run_seconds:g} s per run, {args.max_concurrent} pairs at once, "
+          f"{cost.STEP_LAUNCH_S:.3f} s a step launch, {cost.ROUND_SYNC_S:g} s a round's look")
     head = (f"{'N':>7} {'sigma':>5} {'slow%':>5} {'rounds':>7} {'runs':>9} {'precision':>9} "
             f"{'recall':>6} {'false':>5} {'missed':>6} {'undec':>5} {'sim s':>6} "
-            f"{'sweep':>8} {'base prec':>9} {'base rec':>8} {'x runs':>6}")
+            f"{'per run':>8} {'steps':>8} {'per round':>9} {'steps':>5} {'base prec':>9} {'base rec':>8} {'x runs':>6}")
     print(head)
     print("-" * len(head))
     goals = []
@@ -141,7 +148,9 @@ def main(argv=None) -> int:
         rounds = f"{min(rr)}-{max(rr)}" if min(rr) != max(rr) else str(rr[0])
         print(f"{n:>7} {sigma:>5.2f} {pct:>5.1f} {rounds:>7} {r['runs']:>9.0f} "
               f"{r['precision']:>9.4f} {r['recall']:>6.4f} {r['fp']:>5} {r['fn']:>6} "
-              f"{r['undecided']:>5} {r['secs']:>6.2f} {hms(r['sweep']):>8} {b['precision']:>9.4f} "
+              f"{r['undecided']:>5} {r['secs']:>6.2f} {hms(r['per_run']):>8} "
+              f"{r['steps_run']:>7}{'!' if r['steps_run'] > cost.MAX_STEP_COUNT else ' '} "
+              f"{hms(r['per_round']):>9} {r['steps_round']:>5} {b['precision']:>9.4f} "
               f"{b['recall']:>8.4f} {r['runs'] / max(b['runs'], 1):>6.2f}", flush=True)
         if n == 100000 and pct > 0 and sigma in (0.1, 0.28):
             goals.append((sigma, max(rr), r["precision"], r["recall"]))

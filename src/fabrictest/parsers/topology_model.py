@@ -224,10 +224,7 @@ class Topology:
         """The link from a switch up to one of its parents."""
         return Hop("uplink", child, parent, speed=self.speed(child, parent))
 
-    def _pick(self, options: list[str], dst: str) -> str:
-        return options[self.index()[dst] % len(options)]
-
-    def _side(self, start: str, other: set[str]) -> list[Hop]:
+    def side(self, start: str, other: set[str]) -> list[Hop]:
         """Up from `start` by its one parent until a switch in `other` (the other end's
         ancestors); a switch with several parents ends it with the bundle of its uplinks."""
         hops, cur = [], start
@@ -242,33 +239,64 @@ class Topology:
             cur = ps[0]
         return hops
 
+    def _sorted(self, what: str, switch: str) -> list[str]:
+        """A switch's parents or children in name order (sorted once, not per route)."""
+        key = (what, switch)
+        if key not in self._cache:
+            self._cache[key] = sorted(getattr(self.switches[switch], what), key=natural)
+        return self._cache[key]
+
+    def children_toward(self, switch: str, target: set[str]) -> list[str]:
+        """The switch's children among `target` (a leaf's few ancestors), in name order:
+        looked up from the target's side, so a spine of 3,000 leaves costs nothing."""
+        key = ("pos", switch)
+        if key not in self._cache:
+            self._cache[key] = {c: i for i, c in enumerate(self._sorted("children", switch))}
+        pos = self._cache[key]
+        return sorted((c for c in target if c in pos), key=pos.__getitem__)
+
     def _climb(self, la: str, lb: str, dst: str) -> list[Hop]:
         """Up from la to a switch above lb and down to it: the uplinks on la's side, then
         lb's (from lb up). Where a switch has several parents the routing rule picks one;
         without a rule each side stops at the bundle of that switch's uplinks."""
         if self.routing != "dmodk" or self.shape == "tree":
-            return (self._side(la, self.ancestors(lb))
-                    + self._side(lb, self.ancestors(la)))
-        target = self.ancestors(lb)
+            return (self.side(la, self.ancestors(lb))
+                    + self.side(lb, self.ancestors(la)))
+        target, i = self.ancestors(lb), self.index()[dst]
+        up, top = self.route_up(la, target, i)
+        if top is None:  # no common switch: lb's side up to its top
+            return up + self.side(lb, self.ancestors(la))
+        return up + self.route_down(top, lb, target, i)
+
+    def route_up(self, la: str, target: set[str], i: int) -> tuple[list[Hop], str | None]:
+        """Destination-mod-k up from la to the first switch in `target` (the destination
+        leaf's ancestors), i the destination's index: the uplinks and the switch reached
+        (None: a top outside `target`, no common switch)."""
         up: list[Hop] = []
         cur = la
         while cur not in target:
-            ps = sorted(self.switches[cur].parents, key=natural)
+            ps = self._sorted("parents", cur)
             if not ps:
-                return up + self._side(lb, self.ancestors(la))
+                return up, None
             good = [p for p in ps if p in target] or ps
-            nxt = self._pick(good, dst)
+            nxt = good[i % len(good)]
             up.append(self.uplink_hop(cur, nxt))
             cur = nxt
+        return up, cur
+
+    def route_down(self, top: str, lb: str, target: set[str], i: int) -> list[Hop]:
+        """Destination-mod-k down from `top` to leaf lb (`target`: lb's ancestors), as the
+        uplinks crossed, lowest first."""
         down: list[Hop] = []
+        cur = top
         while cur != lb:
-            cs = sorted((c for c in self.switches[cur].children if c in target), key=natural)
+            cs = self.children_toward(cur, target)
             if not cs:
                 break
-            c = self._pick(cs, dst)
+            c = cs[i % len(cs)]
             down.append(self.uplink_hop(c, cur))
             cur = c
-        return up + down[::-1]
+        return down[::-1]
 
     def _dragonfly(self, la: str, lb: str, dst: str) -> list[Hop]:
         ga, gb = self.group_of(la), self.group_of(lb)
@@ -302,40 +330,6 @@ class Topology:
             if k > 1:
                 m = math.lcm(m, k)
         return m
-
-    def elements_among(self, nodes) -> set[Hop]:
-        """Every hop a run between two of `nodes` (either way) crosses, in memory linear in
-        the nodes (never every pair): routes differ only by the two leaves and the
-        destination's class (its index mod `residues()`), so one route per such key."""
-        where = self.switch_of()
-        idx = self.index()
-        inside = [n for n in dict.fromkeys(nodes) if n in where]
-        if self.shape == "tree":
-            return self._tree_elements(inside)
-        m = self.residues()
-        if m > 64:  # an unusual fabric: classes by node (still linear in the nodes)
-            m = max(len(idx), 1)
-        leaves = sorted({where[n] for n in inside}, key=natural)
-        targets: dict[tuple[str, int], str] = {}
-        for n in inside:
-            targets.setdefault((where[n], idx[n] % m), n)
-        out: set[Hop] = set()
-        for la in leaves:
-            for (lb, _r), b in targets.items():
-                if lb != la:
-                    out.update(self.route(next(n for n in self.switches[la].nodes
-                                               if n in where), b))
-        return out
-
-    def _tree_elements(self, nodes: list[str]) -> set[Hop]:
-        where = self.switch_of()
-        count: dict[str, int] = {}
-        for n in nodes:
-            for s in self.path(where[n]):
-                count[s] = count.get(s, 0) + 1
-        total = len(nodes)
-        return {self.uplink_hop(s, self.switches[s].parent) for s, c in count.items()
-                if 0 < c < total and self.switches[s].parent is not None}
 
 
 def finish(topo: dict[str, Switch], what: str) -> None:

@@ -14,9 +14,9 @@ narrowest explanation). When no element is in every failure, the smallest set th
 is named (greedy, elements in no passing case), and when no such element is in two failures,
 they share nothing.
 
-Memory is linear in nodes x cases: a case of many nodes without per-link figures implicates
-the links some pair of its nodes crosses, found per leaf and destination class, never per
-node pair (20,000 nodes in well under 1 GiB).
+Memory and time are linear in nodes x cases: a case of many nodes without per-link figures
+implicates the links some pair of its nodes crosses, found by route class and cached across
+the cases (attribute_hops.py), never per node pair (20,000 nodes in well under 1 GiB).
 
 Pure: takes test-case dicts (a run report's ``testcases``) or figures, returns lines.
 """
@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ..parsers.errors import ParseError
 from ..parsers.hostlists import expand
 from ..parsers.topology import Hop, Topology
+from .attribute_hops import HopFinder
 
 _LINK = re.compile(r"^stream_(\w+?)_to_(\w+)_gbps$")
 _RANK_SUFFIX = re.compile(r"_[tr]x\d+$")  # txrx adds _tx<t> where ranks share a host
@@ -211,18 +212,20 @@ def cases_from_records(records) -> list[Case]:
     return out
 
 
-def _hops(case: Case, topo: Topology, nodes: list[str]) -> set[Hop]:
+def _hops(case: Case, hops: HopFinder, nodes: list[str]) -> set[Hop]:
     """The links the case's runs cross: those of its (failing) links when its figures name
     them, else those some pair of its nodes crosses (linear in its nodes)."""
-    where = topo.switch_of()
+    where = hops.where
     links = case.failing_links if case.failed and case.failing_links else case.links
     if links:
-        return {h for a, b in links if a in where and b in where for h in topo.route(a, b)}
-    return topo.elements_among(nodes)
+        return {h for a, b in links if a in where and b in where for h in hops.route(a, b)}
+    return hops.elements(nodes)
 
 
-def implicated(case: Case, topo: Topology | None) -> set[tuple[str, str, str]]:
-    """(kind, name, how it is said) of every element the case involves."""
+def implicated(case: Case, topo: Topology | None,
+               hops: HopFinder | None = None) -> set[tuple[str, str, str]]:
+    """(kind, name, how it is said) of every element the case involves (`hops`: the routes
+    found for earlier cases of the same topology)."""
     if case.failed and case.failing_links:
         nodes = sorted({n for link in case.failing_links for n in link})
     else:
@@ -236,15 +239,17 @@ def implicated(case: Case, topo: Topology | None) -> set[tuple[str, str, str]]:
     out |= {(leaf_kind, s, "") for s in leaves}
     if topo.shape == "dragonfly":
         out |= {("group", topo.group_of(s), "") for s in leaves}
+    hops = hops if hops is not None else HopFinder(topo)
     out |= {(h.kind, h.name, "" if h.kind in _LINKS else h.label)
-            for h in _hops(case, topo, nodes)}
+            for h in _hops(case, hops, nodes)}
     return out
 
 
 def _elements(cases: list[Case], topo: Topology | None) -> list[Element]:
     by: dict[tuple[str, str], Element] = {}
+    hops = None if topo is None else HopFinder(topo)  # routes by class, across the cases
     for case in cases:
-        for kind, name, text in sorted(implicated(case, topo)):
+        for kind, name, text in sorted(implicated(case, topo, hops)):
             el = by.setdefault((kind, name), Element(kind, name, [], [], text))
             (el.failed if case.failed else el.passed).append(case.name)
     return list(by.values())

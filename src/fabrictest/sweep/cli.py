@@ -309,7 +309,9 @@ def _runner(args, names, launcher: str):
     if launcher == "sim":
         return SimulatedRunner(names, sigma=args.sim_sigma, slow=slow, down=down,
                                seed=args.seed, unit=measurement.unit,
-                               pair_seconds=args.sim_pair_seconds)
+                               pair_seconds=args.sim_pair_seconds,
+                               max_concurrent=args.max_concurrent,
+                               run_seconds=args.pair_seconds)
     kw = dict(pair_timeout=args.pair_timeout, max_concurrent=args.max_concurrent,
               pair_seconds=args.pair_seconds)
     if launcher == "slurm":

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from . import cost
 from .estimate import (
     AMBIGUOUS,
     CLEARED,
@@ -33,7 +34,7 @@ from .expectation import Expectation
 from .outfile import write_whole
 from .runners import RoundInterrupted, Runner
 from .runs import OK, Round, RunTable
-from .schedule import extra_round, screening_rounds
+from .schedule import extra_round, screening_count, screening_rounds
 from .topology import attribute, inside_round, link_round, uplink_regions, without
 from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
@@ -168,6 +169,11 @@ def plan_text(n: int, runner: Runner, rounds: int, max_rounds: int) -> str:
         one = waves * 2 * per_run
         text += (f"; estimated wall time {_hms(one * rounds)} for the planned rounds, "
                  f"{_hms(one * max_rounds)} at most")
+        planned = [pairs] * rounds
+        text += (f"; on Slurm (cost.py) the planned rounds take "
+                 f"{cost.per_run(planned, per_run, runner.max_concurrent).text(_hms)} as one "
+                 f"step per run, {cost.per_round(planned, per_run).text(_hms)} as one step "
+                 "per round")
     else:
         text += "; wall time estimated after the first round (or give --pair-seconds)"
     if limit is not None:
@@ -231,6 +237,7 @@ def run_sweep(
     say = say or (lambda _m: None)
     params = params or VerdictParams()
     nodes = list(nodes)
+    rounds = screening_count(len(nodes), rounds)
     max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
     table = RunTable(nodes)

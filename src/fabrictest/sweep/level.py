@@ -182,7 +182,8 @@ def _iterate(y, ds, dr, n2, params, c, fixed, cap_share):
             new = (k > 0) & (mean < low)
             if sigma is not None:  # once a spread is known: clearly, not by chance
                 new &= mean * np.sqrt(np.maximum(k, 1)) < -params.z_out * sigma
-        cap = int(cap_share * n2)
+        # one whole node may be left out even on 3 nodes (a quarter of 6 sides is 1)
+        cap = max(int(cap_share * n2), 2 if n2 >= 6 else 0)
         if new.sum() > cap:  # the lowest ones only: a level needs a majority to stand on
             z = np.where(new, mean * np.sqrt(np.maximum(k, 1)), np.inf)
             keep = np.argsort(z, kind="stable")[:cap]

@@ -36,9 +36,17 @@ class SimulatedRunner(Runner):
         pair_seconds: float = 0.0,
         topology=None,
         slow_uplinks: Mapping[str, float] | None = None,
+        max_concurrent: int = 1 << 30,
+        run_seconds: float | None = None,
     ):
         """`slow`: node -> factor (both directions) or (send factor, receive factor);
-        `down`: node names (both directions) or node -> (send down, receive down)."""
+        `down`: node names (both directions) or node -> (send down, receive down);
+        `max_concurrent`: the waves a cluster would run the rounds in (the cost model's,
+        cost.py: a simulated round runs at once)."""
+        self.max_concurrent = max(1, int(max_concurrent))
+        #: a run's seconds on the cluster the plan predicts for (`--pair-seconds`; charged
+        #: in the plan, never slept): else `pair_seconds`, what a simulated run sleeps
+        self.run_seconds = run_seconds
         index = {n: i for i, n in enumerate(nodes)}
         self.tx = np.full(len(nodes), float(base))
         self.rx = np.full(len(nodes), float(base))
@@ -89,7 +97,7 @@ class SimulatedRunner(Runner):
         return RoundRuns(src, dst, status, value, seconds, details)
 
     def pair_duration(self) -> float | None:
-        return self.pair_seconds
+        return self.pair_seconds if self.run_seconds is None else self.run_seconds
 
     def describe(self) -> str:
         return f"simulation (sigma {self.sigma:g})"
