@@ -107,3 +107,22 @@ def test_a_figure_too_noisy_for_the_target_says_what_it_can_see():
     assert "1 figures too noisy to see a 3% drop within 3 runs" in line
     quiet = _judge(100 * (1 + 0.002 * rng.standard_normal(20)))
     assert quiet.blind_below is None and "not seen" not in quiet.note
+
+
+def _count(values) -> hist.FigureHistory:
+    recs = [PerfRecord("T", "T", "s", "p", "e", "counters_RetransSegs", float(v), "count",
+                       session=f"s{i:03d}", time=float(i)) for i, v in enumerate(values)]
+    return hist.judge(hist.series(recs, {})[0])
+
+
+def test_a_count_from_0_1_to_hundreds_is_regressed_not_plus_inf():
+    """Before: `ok` (its earlier sessions' worst included the new hundreds) or `changed
+    +inf% since #16`."""
+    for before in ([0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], [0] * 15):
+        h = _count([*before, 300, 420, 380])
+        assert h.status == "REGRESSED" and h.since == 15, h.note
+        assert h.note.startswith("latest 3 sessions, the least 300 against at most 100")
+        assert "inf" not in h.note and "inf" not in hist.render([h])
+        line, rc = hist.verdict([h], 0, 0.03)
+        assert rc == 1 and "inf" not in line
+    assert _count([0, 1, 0, 2, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 1, 0]).status == "ok"

@@ -20,6 +20,7 @@ Pure: records and sessions in, histories out.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 import statistics
 from collections import defaultdict
@@ -218,7 +219,7 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
         notes.append("outlier" + ("s" if len(h.outliers) > 1 else "") + " at "
                      + ", ".join(f"#{i + 1}" for i in h.outliers) + " (not a change)")
     direction = better(h.unit, h.pvar)
-    if h.changes:
+    if h.changes and not counts.is_count(h.unit):  # a count's steps from 0 are no per cent
         steps = _levels(h, direction, tolerance)
         notes.insert(0, f"{100 * h.total:+.1f}% since #{h.since + 1}"
                      + (f" in {steps} steps" if steps > 1 else ""))
@@ -307,15 +308,24 @@ def _latest_session(h: FigureHistory, direction: str, tolerance: float, notes: l
 
 
 def _count_rule(h: FigureHistory, notes: list[str]) -> None:
-    """A count's latest session against the worst of the sessions before it."""
-    earlier = [p.value for p in h.points[:-1]]
-    latest = h.points[-1].value
-    bad, words = counts.past_limit(earlier, latest)
-    if bad:
-        h.status, h.since, h.unconfirmed = "REGRESSED", len(h.points) - 1, True
-        h.total = _rel(latest, max(earlier))
-        h.shift_runs = 1
-        notes.insert(0, f"latest session {words}")
+    """A count's latest sessions against the worst of the sessions before them: the longest
+    run of latest sessions each past the count rule's limit of what came before it (a count
+    that went from 0-1 to hundreds three sessions ago is REGRESSED, not "+inf %")."""
+    values = [p.value for p in h.points]
+    worst_before = list(itertools.accumulate(values, max))  # worst of values[:j + 1]
+    least_after = list(itertools.accumulate(reversed(values), min))[::-1]  # of values[j:]
+    start = next((j for j in range(1, len(values))
+                  if least_after[j] > counts.limit([worst_before[j - 1]])), None)
+    if start is None:
+        return
+    run = values[start:]
+    _bad, words = counts.past_limit(values[:start], min(run))
+    h.status, h.since, h.unconfirmed = "REGRESSED", start, True
+    h.shift_runs = len(run)
+    h.total = None
+    what = ("latest session" if len(run) == 1
+            else f"latest {len(run)} sessions, the least")
+    notes.insert(0, f"{what} {words}")
 
 
 def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: float
@@ -356,6 +366,8 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
 
 def _bad_name(h: FigureHistory) -> str:
     at = h.points[h.since].session[:8] if h.since is not None else "?"
+    if counts.is_count(h.unit):
+        return f"{h.name} count past the count rule since {at}"
     if h.unconfirmed and h.shift_runs > 1:
         return (f"{h.name} {100 * h.total:+.1f}% over the latest {h.shift_runs} sessions "
                 f"since {at} (not yet a change point)")
@@ -381,7 +393,8 @@ def render(histories: Sequence[FigureHistory], show_all: bool = False) -> str:
             last = k == len(h.changes) - 1 and not h.unconfirmed
             body.append([*head_row, f"#{c.index + 1}", c.session[:8], c.date[:19],
                          _extras_text(c.extras) + (f" nodes {c.nodes}" if c.nodes else ""),
-                         units.fmt(c.before), units.fmt(c.after), f"{100 * c.step:+.1f}%",
+                         units.fmt(c.before), units.fmt(c.after),
+                         f"{100 * c.step:+.1f}%" if math.isfinite(c.step) else "from 0",
                          f"{100 * c.confidence:.1f}%", status if last else "earlier"])
         if h.unconfirmed:  # the latest sessions alone: their own row, at the first of them
             p = h.points[h.since]
@@ -389,7 +402,8 @@ def render(histories: Sequence[FigureHistory], show_all: bool = False) -> str:
                 math.isfinite(h.total) else None
             body.append([*head_row, f"#{h.since + 1}", p.session[:8], p.date[:19],
                          _extras_text(p.extras), units.fmt(before), units.fmt(p.value),
-                         f"{100 * h.total:+.1f}%", "-", status])
+                         "-" if h.total is None else f"{100 * h.total:+.1f}%", "-",
+                         status])
         elif not h.changes and (show_all or h.outliers):
             body.append([*head_row, "-", "-", "-", "-", "-", "-", "-", "-", status])
     if not body:

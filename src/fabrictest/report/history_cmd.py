@@ -7,8 +7,9 @@
 Sources: stored sessions through `reframe --describe-stored-sessions` (all of them unless
 `--session QUERY` selects), JSON run reports (`--report FILE|GLOB`) and perflogs (`--perflog
 PATH`), pooled; `--tag`, `--since`, `--system`, `--test` keep part of them. Exit 0: figures
-judged, none regressed; 1: one did (its latest level, or its latest session alone); 2:
-nothing to read or judge, or a bad option (one line on stderr, before any work).
+judged, none regressed; 1: one did (its latest level, a sustained drop over its latest 2-5
+sessions, or its latest session alone); 2: nothing to read, too few runs to judge (N of M),
+or a bad option (one line on stderr, before any work).
 """
 
 from __future__ import annotations
@@ -160,9 +161,12 @@ def add_parser(sub, tolerance_type) -> None:
                     f"(PELT, as ruptures', then a rank test: at least {100 * CONFIDENCE:g}% sure; "
                     f"a lone outlier is not one). Needs {MIN_SESSIONS} sessions of a figure. "
                     "Exit 1 when a figure regressed beyond --tolerance: its latest level "
-                    "against the last stable level before its first regression, or its "
-                    "latest session alone (beyond the tolerance and the noise, not yet "
-                    "confirmed); 0 when none; 2 when there is nothing to read or judge.")
+                    "against the last stable level before its first regression, a "
+                    "sustained drop over its latest 2-5 sessions (one-sided, worst session "
+                    "left out), or its latest session alone (beyond the tolerance and the "
+                    "noise, not yet confirmed); 0 when none; 2 when there is nothing to read "
+                    "or too few runs to judge. Its drops, delays and false alarms: "
+                    "docs/regressions.md.")
     g = p.add_argument_group("sources (default: every stored session)")
     g.add_argument("--session", action="append", default=[], metavar="QUERY",
                    help="stored sessions: a UUID, a time period or a ?filter (repeat)")
