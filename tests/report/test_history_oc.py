@@ -126,3 +126,12 @@ def test_a_count_from_0_1_to_hundreds_is_regressed_not_plus_inf():
         line, rc = hist.verdict([h], 0, 0.03)
         assert rc == 1 and "inf" not in line
     assert _count([0, 1, 0, 2, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 1, 0]).status == "ok"
+
+
+def test_characteristics_of_a_store_come_from_its_own_figures():
+    rng = np.random.default_rng(5)
+    quiet = [_judge(100 * (1 + 0.004 * rng.standard_normal(20))) for _ in range(3)]
+    (row,) = oc.of_histories(quiet, trials=5)
+    name, n, c = row
+    assert name == "T" and n == 60 and 0.002 < c.noise < 0.008
+    assert c.delay[0.10][0] == 1 and c.false_per_100 <= 10

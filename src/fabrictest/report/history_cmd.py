@@ -142,6 +142,14 @@ def cmd_history(args) -> int:
                    embed=args.embed)
     if status != 2:
         sys.stdout.write(hist.render(histories, args.all) + "\n")
+    if args.characteristics and status != 2:
+        from . import operating
+        from .text_table import text_table
+
+        rows = operating.of_histories(histories, args.characteristics)
+        sys.stdout.write("operating characteristics on this store's noise "
+                         "(docs/regressions.md):\n"
+                         + text_table(operating.table_head(), operating.table(rows)) + "\n")
     print(line, file=sys.stderr if status == 2 else sys.stdout)
     return status
 
@@ -149,6 +157,14 @@ def cmd_history(args) -> int:
 def _start(r, sessions) -> float | None:
     t = (sessions.get(r.session) or {}).get("time_start_unix")
     return float(t) if isinstance(t, (int, float)) else r.time
+
+
+def _trials(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= 10_000:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of trials, 1 to 10000")
+    return int(text)
 
 
 def add_parser(sub, tolerance_type) -> None:
@@ -185,6 +201,10 @@ def add_parser(sub, tolerance_type) -> None:
                    help="a figure regressed when its latest level (or latest session) is "
                         "this fraction worse than the last stable level before its first "
                         f"regression (default {hist.TOLERANCE:g})")
+    p.add_argument("--characteristics", type=_trials, default=0, metavar="TRIALS",
+                   help="also print, per family, the false alarms, delays and misses of this "
+                        "judge on noise resampled from these figures (TRIALS per family, "
+                        "e.g. 50; docs/regressions.md)")
     p.add_argument("--all", action="store_true",
                    help="also list the figures without a change point")
     p.add_argument("--json", metavar="PATH", help="also write the histories as JSON")

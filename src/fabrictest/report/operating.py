@@ -179,3 +179,14 @@ def sweep_series(docs: Iterable[tuple[str, dict]]) -> list[tuple[str, list[float
             if unit == doc.get("unit"):
                 by[(shape, name)].append(float(value))
     return [("fabric-sweep", v, []) for _k, v in sorted(by.items())]
+
+
+def of_histories(histories: Sequence[hist.FigureHistory], trials: int, seed: int = 1
+                 ) -> list[tuple[str, int, Characteristics]]:
+    """`history --characteristics`: the table's rows on a site's own store, each family's
+    noise its judged figures' sessions about the levels their change points cut."""
+    judged = [h for h in histories if h.status != "few" and not h.unit == "count"]
+    found = pools((h.test, [p.value for p in h.points], [c.index for c in h.changes])
+                  for h in judged)
+    return [(name, len(pool), measure(pool, trials, np.random.default_rng(seed)))
+            for name, pool in found.items()]
