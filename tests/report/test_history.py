@@ -87,9 +87,10 @@ def test_too_few_sessions_and_non_finite_values_are_refused():
     with pytest.raises(ValueError, match="not a finite number"):
         cp.segment(bad)
     h = hist.judge(_history(healthy(0, n=5)))
-    assert h.status == "few" and h.note == f"5 sessions, {cp.MIN_SESSIONS} needed"
+    assert h.status == "few" and h.note == f"too few runs to judge (5 of {cp.MIN_SESSIONS})"
     line, status = hist.verdict([h], 0, hist.TOLERANCE)
-    assert status == 2 and line.startswith("nothing to judge: 1 figures over 5 sessions")
+    assert status == 2 and line.startswith(f"too few runs to judge (5 of {cp.MIN_SESSIONS}): 1 figures over 5 "
+                                       "sessions")
     rec = PerfRecord("T", "T", "s", "p", "e", "bw", math.inf, "MB/s", session="s1")
     with pytest.raises(ResultsError, match="T bw: value inf in session s1 is not a finite"):
         hist.series([rec], {})
@@ -235,8 +236,8 @@ def test_too_few_sessions_is_a_clear_line(template, tmp_path):
     glob = _reports(template, tmp_path, list(healthy(0, n=6)))
     rc, out, err = fabric_report("history", "--report", glob)
     assert rc == 2 and out == ""
-    assert err.strip() == (f"nothing to judge: 1 figures over 6 sessions, the longest history "
-                           f"has 6 sessions, {cp.MIN_SESSIONS} needed")
+    assert err.strip() == (f"too few runs to judge (6 of {cp.MIN_SESSIONS}): 1 figures over 6 "
+                           "sessions, the longest history has 6")
 
 
 @pytest.mark.parametrize("args,message", [

@@ -20,6 +20,7 @@ Pure: records and sessions in, histories out.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 import statistics
 from collections import defaultdict
@@ -27,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import changepoints as cp
-from . import counts, units
+from . import counts, shift, units
 from .direction import HIGHER, better
 from .refformat import session_record
 from .results import PerfRecord, ResultsError
@@ -81,8 +82,13 @@ class FigureHistory:
     note: str = ""
     #: sessions in which the figure's test ran without giving it a value (failed): left out
     no_value: int = 0
-    #: the verdict rests on the latest session alone (not yet a level)
+    #: the verdict rests on the latest sessions alone (not yet a level)
     unconfirmed: bool = False
+    #: the latest sessions the sustained-drop test named (0: none, 1: the latest alone)
+    shift_runs: int = 0
+    #: the smallest drop this figure's noise lets the test name within 3 runs, when that is
+    #: more than the tolerance (else None)
+    blind_below: float | None = None
 
     @property
     def name(self) -> str:
@@ -93,6 +99,7 @@ class FigureHistory:
             "test": self.test, "system": self.sysenv, "figure": self.pvar, "unit": self.unit,
             "status": self.status, "total": self.total, "note": self.note,
             "no_value": self.no_value, "unconfirmed": self.unconfirmed,
+            "shift_runs": self.shift_runs, "blind_below": self.blind_below,
             "noise": self.noise, "outliers": [self.points[i].session for i in self.outliers],
             "sessions": [{"session": p.session, "date": p.date, "extras": p.extras,
                           "value": p.value, "nodes": p.nodes} for p in self.points],
@@ -192,11 +199,16 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
     """Change points of the figure and its status."""
     if len(h.points) < cp.MIN_SESSIONS:
         h.status = "few"
-        h.note = f"{len(h.points)} sessions, {cp.MIN_SESSIONS} needed"
+        h.note = f"too few runs to judge ({len(h.points)} of {cp.MIN_SESSIONS})"
         h.note += f", no value in {h.no_value} more" if h.no_value else ""
         return h
-    seg = cp.segment([p.value for p in h.points])
+    values = [p.value for p in h.points]
+    seg = cp.segment(values)
     h.noise, h.outliers = seg.noise, seg.outliers
+    if seg.points and not shift.end_level_holds(values, seg.points[-1].index, seg.noise,
+                                                [c.index for c in seg.points[:-1]],
+                                                set(seg.outliers)):
+        seg.points.pop()  # one extreme session on a short latest level: not yet a level
     for c in seg.points:
         prev, here = h.points[c.index - 1], h.points[c.index]
         nodes = f"{prev.nodes} -> {here.nodes}" if prev.nodes != here.nodes else ""
@@ -207,14 +219,17 @@ def judge(h: FigureHistory, tolerance: float = TOLERANCE) -> FigureHistory:
         notes.append("outlier" + ("s" if len(h.outliers) > 1 else "") + " at "
                      + ", ".join(f"#{i + 1}" for i in h.outliers) + " (not a change)")
     direction = better(h.unit, h.pvar)
-    if h.changes:
+    if h.changes and not counts.is_count(h.unit):  # a count's steps from 0 are no per cent
         steps = _levels(h, direction, tolerance)
         notes.insert(0, f"{100 * h.total:+.1f}% since #{h.since + 1}"
                      + (f" in {steps} steps" if steps > 1 else ""))
     if counts.is_count(h.unit):
         _count_rule(h, notes)
     elif direction is not None and h.status != "REGRESSED":
-        _latest_session(h, direction, tolerance, notes)
+        _sustained(h, direction, tolerance, notes)
+        if h.status != "REGRESSED":
+            _latest_session(h, direction, tolerance, notes)
+        _blind(h, tolerance, notes)
     if h.no_value:
         notes.append(f"no value in {h.no_value} sessions (left out)")
     h.note = "; ".join(notes)
@@ -247,6 +262,30 @@ def _levels(h: FigureHistory, direction: str | None, tolerance: float) -> int:
     return k - first
 
 
+def _sustained(h: FigureHistory, direction: str, tolerance: float, notes: list[str]) -> None:
+    """The latest 2-5 sessions worse than the level before them beyond the noise
+    (:mod:`.shift`): named now, before the rank test can place the change point."""
+    s = shift.latest_shift([p.value for p in h.points], direction == HIGHER, h.noise or 0.0,
+                           [c.index for c in h.changes], set(h.outliers))
+    if not shift.named(s, tolerance):
+        return
+    side = "below" if direction == HIGHER else "above"
+    h.status, h.total, h.unconfirmed = "REGRESSED", s.drop, True
+    h.since, h.shift_runs = len(h.points) - s.runs, s.runs
+    notes.insert(0, f"latest {s.runs} sessions {_pct(abs(s.drop))} {side} the level before "
+                    f"them ({s.z:.1f} x its error), not yet a change point")
+
+
+def _blind(h: FigureHistory, tolerance: float, notes: list[str]) -> None:
+    """Say which drop this noise lets the test see within 3 runs, when it is more than the
+    tolerance: a figure too noisy for it is not silently 'ok'."""
+    seen = shift.smallest_seen(h.noise or 0.0, tolerance)
+    if seen > tolerance:
+        h.blind_below = seen
+        notes.append(f"at ±{100 * (h.noise or 0):.1f}% noise a drop of {_pct(tolerance)} is "
+                     f"not seen within {shift.TARGET_RUNS} runs, {_pct(seen)} is")
+
+
 def _latest_session(h: FigureHistory, direction: str, tolerance: float, notes: list[str]
                     ) -> None:
     """The latest session beyond the tolerance and the noise from the level it closes, in
@@ -264,18 +303,29 @@ def _latest_session(h: FigureHistory, direction: str, tolerance: float, notes: l
             and abs(dev) > cp.SPIKE * noise):
         side = "below" if direction == HIGHER else "above"
         h.status, h.total, h.since, h.unconfirmed = "REGRESSED", dev, len(h.points) - 1, True
+        h.shift_runs = 1
         notes.insert(0, f"latest session {_pct(abs(dev))} {side}, not yet confirmed")
 
 
 def _count_rule(h: FigureHistory, notes: list[str]) -> None:
-    """A count's latest session against the worst of the sessions before it."""
-    earlier = [p.value for p in h.points[:-1]]
-    latest = h.points[-1].value
-    bad, words = counts.past_limit(earlier, latest)
-    if bad:
-        h.status, h.since, h.unconfirmed = "REGRESSED", len(h.points) - 1, True
-        h.total = _rel(latest, max(earlier))
-        notes.insert(0, f"latest session {words}")
+    """A count's latest sessions against the worst of the sessions before them: the longest
+    run of latest sessions each past the count rule's limit of what came before it (a count
+    that went from 0-1 to hundreds three sessions ago is REGRESSED, not "+inf %")."""
+    values = [p.value for p in h.points]
+    worst_before = list(itertools.accumulate(values, max))  # worst of values[:j + 1]
+    least_after = list(itertools.accumulate(reversed(values), min))[::-1]  # of values[j:]
+    start = next((j for j in range(1, len(values))
+                  if least_after[j] > counts.limit([worst_before[j - 1]])), None)
+    if start is None:
+        return
+    run = values[start:]
+    _bad, words = counts.past_limit(values[:start], min(run))
+    h.status, h.since, h.unconfirmed = "REGRESSED", start, True
+    h.shift_runs = len(run)
+    h.total = None
+    what = ("latest session" if len(run) == 1
+            else f"latest {len(run)} sessions, the least")
+    notes.insert(0, f"{what} {words}")
 
 
 def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: float
@@ -287,8 +337,8 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
     n_sessions = len({p.session for h in histories for p in h.points})
     if not judged:
         most = max((len(h.points) for h in histories), default=0)
-        return (f"nothing to judge: {len(histories)} figures over {n_sessions} sessions, "
-                f"the longest history has {most} sessions, {cp.MIN_SESSIONS} needed"), 2
+        return (f"too few runs to judge ({most} of {cp.MIN_SESSIONS}): {len(histories)} "
+                f"figures over {n_sessions} sessions, the longest history has {most}"), 2
     bad = [h for h in judged if h.status == "REGRESSED"]
     n_cp = sum(len(h.changes) for h in judged)
     with_cp = sum(bool(h.changes) for h in judged)
@@ -296,10 +346,15 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
     pending = sum(h.unconfirmed for h in bad)
     line = (f"history of {len(judged)} figures over {n_sessions} sessions: {n_cp} change points "
             f"in {with_cp} figures, {len(bad)} regressed beyond {100 * tolerance:g}%"
-            + (f" ({pending} on the latest session alone, not yet confirmed)" if pending
-               else ""))
+            + (f" ({pending} on the latest session"
+               + ("s" if any(h.shift_runs > 1 for h in bad) else "")
+               + " alone, not yet confirmed)" if pending else ""))
+    blind = [h.blind_below for h in judged if h.blind_below is not None]
     extra = [f"{few} figures with fewer than {cp.MIN_SESSIONS} sessions not judged" if few
-             else "", f"{unreadable} unreadable entries" if unreadable else ""]
+             else "", f"{unreadable} unreadable entries" if unreadable else "",
+             f"{len(blind)} figures too noisy to see a {100 * tolerance:g}% drop within "
+             f"{shift.TARGET_RUNS} runs (they see {100 * min(blind):.1f}-{100 * max(blind):.1f}%)"
+             if blind else ""]
     extra = [x for x in extra if x]
     line += ("; " + ", ".join(extra)) if extra else ""
     if bad:
@@ -311,6 +366,11 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
 
 def _bad_name(h: FigureHistory) -> str:
     at = h.points[h.since].session[:8] if h.since is not None else "?"
+    if counts.is_count(h.unit):
+        return f"{h.name} count past the count rule since {at}"
+    if h.unconfirmed and h.shift_runs > 1:
+        return (f"{h.name} {100 * h.total:+.1f}% over the latest {h.shift_runs} sessions "
+                f"since {at} (not yet a change point)")
     if h.unconfirmed:
         return f"{h.name} latest session {at} (not yet confirmed)"
     return f"{h.name} {100 * h.total:+.1f}% since {at}"
@@ -333,15 +393,17 @@ def render(histories: Sequence[FigureHistory], show_all: bool = False) -> str:
             last = k == len(h.changes) - 1 and not h.unconfirmed
             body.append([*head_row, f"#{c.index + 1}", c.session[:8], c.date[:19],
                          _extras_text(c.extras) + (f" nodes {c.nodes}" if c.nodes else ""),
-                         units.fmt(c.before), units.fmt(c.after), f"{100 * c.step:+.1f}%",
+                         units.fmt(c.before), units.fmt(c.after),
+                         f"{100 * c.step:+.1f}%" if math.isfinite(c.step) else "from 0",
                          f"{100 * c.confidence:.1f}%", status if last else "earlier"])
-        if h.unconfirmed:  # the latest session alone: its own row
-            p = h.points[-1]
+        if h.unconfirmed:  # the latest sessions alone: their own row, at the first of them
+            p = h.points[h.since]
             before = p.value / (1 + h.total) if h.total not in (None, -1.0) and \
                 math.isfinite(h.total) else None
-            body.append([*head_row, f"#{len(h.points)}", p.session[:8], p.date[:19],
+            body.append([*head_row, f"#{h.since + 1}", p.session[:8], p.date[:19],
                          _extras_text(p.extras), units.fmt(before), units.fmt(p.value),
-                         f"{100 * h.total:+.1f}%", "-", status])
+                         "-" if h.total is None else f"{100 * h.total:+.1f}%", "-",
+                         status])
         elif not h.changes and (show_all or h.outliers):
             body.append([*head_row, "-", "-", "-", "-", "-", "-", "-", "-", status])
     if not body:

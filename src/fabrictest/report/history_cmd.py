@@ -7,8 +7,9 @@
 Sources: stored sessions through `reframe --describe-stored-sessions` (all of them unless
 `--session QUERY` selects), JSON run reports (`--report FILE|GLOB`) and perflogs (`--perflog
 PATH`), pooled; `--tag`, `--since`, `--system`, `--test` keep part of them. Exit 0: figures
-judged, none regressed; 1: one did (its latest level, or its latest session alone); 2:
-nothing to read or judge, or a bad option (one line on stderr, before any work).
+judged, none regressed; 1: one did (its latest level, a sustained drop over its latest 2-5
+sessions, or its latest session alone); 2: nothing to read, too few runs to judge (N of M),
+or a bad option (one line on stderr, before any work).
 """
 
 from __future__ import annotations
@@ -141,6 +142,14 @@ def cmd_history(args) -> int:
                    embed=args.embed)
     if status != 2:
         sys.stdout.write(hist.render(histories, args.all) + "\n")
+    if args.characteristics and status != 2:
+        from . import operating
+        from .text_table import text_table
+
+        rows = operating.of_histories(histories, args.characteristics)
+        sys.stdout.write("operating characteristics on this store's noise "
+                         "(docs/regressions.md):\n"
+                         + text_table(operating.table_head(), operating.table(rows)) + "\n")
     print(line, file=sys.stderr if status == 2 else sys.stdout)
     return status
 
@@ -148,6 +157,14 @@ def cmd_history(args) -> int:
 def _start(r, sessions) -> float | None:
     t = (sessions.get(r.session) or {}).get("time_start_unix")
     return float(t) if isinstance(t, (int, float)) else r.time
+
+
+def _trials(text: str) -> int:
+    import argparse
+
+    if not text.isdigit() or not 1 <= int(text) <= 10_000:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of trials, 1 to 10000")
+    return int(text)
 
 
 def add_parser(sub, tolerance_type) -> None:
@@ -160,9 +177,12 @@ def add_parser(sub, tolerance_type) -> None:
                     f"(PELT, as ruptures', then a rank test: at least {100 * CONFIDENCE:g}% sure; "
                     f"a lone outlier is not one). Needs {MIN_SESSIONS} sessions of a figure. "
                     "Exit 1 when a figure regressed beyond --tolerance: its latest level "
-                    "against the last stable level before its first regression, or its "
-                    "latest session alone (beyond the tolerance and the noise, not yet "
-                    "confirmed); 0 when none; 2 when there is nothing to read or judge.")
+                    "against the last stable level before its first regression, a "
+                    "sustained drop over its latest 2-5 sessions (one-sided, worst session "
+                    "left out), or its latest session alone (beyond the tolerance and the "
+                    "noise, not yet confirmed); 0 when none; 2 when there is nothing to read "
+                    "or too few runs to judge. Its drops, delays and false alarms: "
+                    "docs/regressions.md.")
     g = p.add_argument_group("sources (default: every stored session)")
     g.add_argument("--session", action="append", default=[], metavar="QUERY",
                    help="stored sessions: a UUID, a time period or a ?filter (repeat)")
@@ -181,6 +201,10 @@ def add_parser(sub, tolerance_type) -> None:
                    help="a figure regressed when its latest level (or latest session) is "
                         "this fraction worse than the last stable level before its first "
                         f"regression (default {hist.TOLERANCE:g})")
+    p.add_argument("--characteristics", type=_trials, default=0, metavar="TRIALS",
+                   help="also print, per family, the false alarms, delays and misses of this "
+                        "judge on noise resampled from these figures (TRIALS per family, "
+                        "e.g. 50; docs/regressions.md)")
     p.add_argument("--all", action="store_true",
                    help="also list the figures without a change point")
     p.add_argument("--json", metavar="PATH", help="also write the histories as JSON")
