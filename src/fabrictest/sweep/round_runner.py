@@ -71,8 +71,8 @@ class RoundStepRunner(CommandRunner):
     def describe(self) -> str:
         how = "srun" if self.launcher == "slurm" else (
             "mpirun on this host" if self.all_local else "mpirun")
-        return (f"{self.measurement.name} via one {how} job step per round and direction "
-                "(every pair at once), both directions")
+        return (f"{self.measurement.name} via one job step per round and direction ({how}, "
+                "every pair at once), both directions")
 
     # -- one step ---------------------------------------------------------------------------
     def pairs_argv(self, pairs: int) -> list[str]:
