@@ -134,6 +134,32 @@ def test_a_pair_on_the_wrong_nodes_is_not_counted():
     assert runs.status[2] == FAILED
 
 
+ABORTS = RATE + r"""
+import sys
+by_rank = sys.argv[1:]
+p = len(by_rank) // 2
+for r, node in enumerate(by_rank):
+    if node != "down":
+        print(f"fabric-sweep-rank {r} {node}")
+if "down" in by_rank:  # srun aborts the whole step: no pair says anything
+    sys.exit(233)
+for i in range(p):
+    rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
+    print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
+                    + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
+"""
+
+
+def test_a_step_aborted_for_a_node_that_cannot_start_is_run_again_without_it():
+    names = ["a", "down", "c", "d", "e", "f"]
+    r = PerRound(FakeTxrx(), pair_timeout=3)
+    r.script = ABORTS
+    runs = r.run_round(Round(1, "screen", [0, 2, 4], [1, 3, 5], names))
+    assert runs.status.tolist() == [FAILED, FAILED, OK, OK, OK, OK]
+    assert runs.details[0].startswith("down did not start its rank (step exit 233)")
+    assert r.steps == 4  # each direction: the aborted step, then the others' pairs again
+
+
 def test_srun_step_places_rank_i_on_its_node_and_keeps_going_when_one_dies(monkeypatch):
     monkeypatch.setenv("FABRIC_SWEEP_SRUN_ARGS", "--mpi=pmix")
     r = RoundStepRunner(Txrx(exe="txrx", timeout=55), launcher="slurm", pair_timeout=60)

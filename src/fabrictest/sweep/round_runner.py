@@ -116,7 +116,7 @@ class RoundStepRunner(CommandRunner):
             fh.write("\n".join(by_rank) + "\n")
         return path
 
-    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]]):
+    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]], retry: bool = True):
         """(status, figure, seconds, detail) of every run of one step, in order."""
         p = len(runs)
         by_rank = [d for _, d in runs] + [s for s, _ in runs]
@@ -127,15 +127,27 @@ class RoundStepRunner(CommandRunner):
         texts: dict[int, dict[str, list[str]]] = {}
         for pair, role, line in PAIR_LINE.findall(out):
             texts.setdefault(int(pair), {"r": [], "t": []})[role].append(line)
-        rows = []
-        for i, (src, dst) in enumerate(runs):
-            rows.append(self._one(rnd, i, p, src, dst, status, rc, out, secs, where,
-                                  texts.get(i)))
+        rows = [self._one(rnd, i, p, src, dst, status, rc, out, secs, where, texts.get(i))
+                for i, (src, dst) in enumerate(runs)]
+        # Slurm aborts a whole step when one node cannot start its rank (its link down): the
+        # pairs whose both ranks started and said nothing are run again once, without it
+        unstarted = [i for i in range(p) if where and (i not in where or p + i not in where)]
+        again = [i for i in range(p) if i not in texts and i not in unstarted]
+        if retry and unstarted and again and status != INTERRUPTED:
+            for i, row in zip(again, self._step(rnd, half, [runs[i] for i in again], False),
+                              strict=True):
+                rows[i] = row
+        for i in unstarted:
+            if i not in texts and rows[i][0] == FAILED:
+                who = [n for n, k in ((runs[i][1], i), (runs[i][0], p + i)) if k not in where]
+                rows[i] = (FAILED, None, rows[i][2], f"{' and '.join(who)} did not start its "
+                           f"rank (step exit {rc}): {_tail(out)}")
         return rows
 
     def _one(self, rnd, i, p, src, dst, status, rc, out, secs, where, text):
         value, detail, st = None, "", OK
-        if where and (where.get(i) != dst or where.get(p + i) != src):
+        ran = (where.get(i), where.get(p + i))
+        if None not in ran and ran != (dst, src):
             st, detail = FAILED, (f"ranks ran on {where.get(p + i)}->{where.get(i)}, "
                                   f"expected {src}->{dst}")
         elif status == INTERRUPTED and text is None:
