@@ -236,8 +236,10 @@ def slurm_sweep(capsys, tmp_path, uplink: str, *extra: str):
     os.environ["FAKE_UPLINK"] = uplink
     out = tmp_path / f"sweep{len(list(tmp_path.glob('sweep*.json')))}.json"
     # seed 1: both screening matchings cross the switches (no pair inside sw1 or sw2)
+    # the stand-in srun is one pair's step (--step-per run); test_round_runner.py shows a
+    # step per round gives the same runs
     rc = main(["--seed", "1", "--pair-timeout", "30", "--no-pairs", "-q", "--json", str(out),
-               *extra])
+               "--step-per", "run", *extra])
     text = capsys.readouterr().out
     data = json.loads(out.read_text())
     assert all({r["src"][:6] in ("node01", "node02"), r["dst"][:6] in ("node01", "node02")}

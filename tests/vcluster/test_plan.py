@@ -89,6 +89,15 @@ def test_slurm_conf_with_accounting(tmp_path):
     assert dbd["AuthInfo"] == [f"socket={plan.munge_socket}"]
 
 
+def test_max_step_count_is_written_only_when_asked(tmp_path):
+    assert "MaxStepCount" not in conf_dict(Plan(state_dir=tmp_path).slurm_conf_text())
+    plan = Plan(state_dir=tmp_path, max_step_count=12)
+    assert conf_dict(plan.slurm_conf_text())["MaxStepCount"] == ["12"]
+    assert Plan.from_json(plan.to_json()) == plan
+    with pytest.raises(PlanError, match="--max-step-count"):
+        Plan(state_dir=tmp_path, max_step_count=-1)
+
+
 def test_single_node_nodeset(tmp_path):
     conf = conf_dict(Plan(state_dir=tmp_path, nodes=1).slurm_conf_text())
     assert conf["PartitionName"][0].startswith("vc Nodes=node01 ")

@@ -35,6 +35,7 @@ from .measure import OsuBw, Txrx
 from .options import OneLineParser, UsageError, parse_count, parse_number
 from .outfile import OutputPathError
 from .output import render
+from .round_runner import RoundStepRunner
 from .runners import LocalRunner, SlurmRunner
 from .runs import OK
 from .simulate import SimulatedRunner
@@ -70,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: estimated after the first round)")
     g.add_argument("--max-concurrent", type=parse_count, default=256,
                    help="pairs launched at once within a round (default 256)")
+    g.add_argument("--step-per", choices=["auto", "round", "run"], default="auto",
+                   help="round: each direction of a round is one job step (one MPI job, "
+                        "every pair at once; txrx only); run: a step per run (at most "
+                        "--max-concurrent at once); auto (default): round for txrx, run for "
+                        "osu_bw")
     g.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="extra srun argument (repeat); also $FABRIC_SWEEP_SRUN_ARGS")
     g.add_argument("--mpirun-arg", action="append", default=[], metavar="ARG",
@@ -195,6 +201,10 @@ def _main(argv) -> int:
     res = run_sweep(names, runner, rounds=args.rounds, max_rounds=args.max_rounds,
                     seed=args.seed, params=params, expected=expected, say=say,
                     topology=topo)
+    steps = getattr(runner, "steps", None)
+    if steps is not None:  # what Slurm's MaxStepCount counts (40,000 a job by default)
+        per = "round and direction" if isinstance(runner, RoundStepRunner) else "run"
+        say(f"{steps} job steps ({len(res.rounds)} rounds, one step per {per})")
     res.unjudged = "" if expected is not None else unjudged
     res.topology_note = topology_note
     sys.stdout.write(render(res, pairs=not args.no_pairs))
@@ -314,13 +324,27 @@ def _runner(args, names, launcher: str):
                                run_seconds=args.pair_seconds)
     kw = dict(pair_timeout=args.pair_timeout, max_concurrent=args.max_concurrent,
               pair_seconds=args.pair_seconds)
+    if launcher == "slurm" and not os.environ.get("SLURM_JOB_ID"):
+        raise UsageError(
+            "--launcher slurm runs inside an allocation, e.g. "
+            f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep")
+    if _step_per(args) == "round":
+        return RoundStepRunner(measurement, launcher=launcher, all_local=args.all_local,
+                               mpirun_args=args.mpirun_arg, srun_args=args.srun_arg, **kw)
     if launcher == "slurm":
-        if not os.environ.get("SLURM_JOB_ID"):
-            raise UsageError(
-                "--launcher slurm runs inside an allocation, e.g. "
-                f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep")
         return SlurmRunner(measurement, srun_args=args.srun_arg, **kw)
     return LocalRunner(measurement, all_local=args.all_local, mpirun_args=args.mpirun_arg, **kw)
+
+
+def _step_per(args) -> str:
+    """round or run: one job step per round direction needs a measurement that runs as many
+    pairs in one MPI job (txrx.pairs); osu_bw is one pair per job."""
+    if args.step_per == "auto":
+        return "round" if args.test == "txrx" else "run"
+    if args.step_per == "round" and args.test != "txrx":
+        raise UsageError("--step-per round runs tx/rx pairs in one MPI job: it needs --test "
+                         "txrx (osu_bw is one pair per job: --step-per run)")
+    return args.step_per
 
 
 if __name__ == "__main__":

@@ -98,6 +98,7 @@ class CommandRunner(Runner):
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen] = set()
         self._stop = threading.Event()
+        self.steps = 0  # commands launched: Slurm job steps under srun
 
     def command(self, src: str, dst: str) -> tuple[list[str], dict[str, str] | None]:
         """argv (and environment, None: the runner's) of one run from src to dst."""
@@ -110,7 +111,8 @@ class CommandRunner(Runner):
         return self.pair_timeout
 
     # -- one run ------------------------------------------------------------------------
-    def _execute(self, argv, env) -> tuple[int, int | None, str, float]:
+    def _execute(self, argv, env, timeout: float | None = None
+                 ) -> tuple[int, int | None, str, float]:
         t0 = time.monotonic()
         if self._stop.is_set():
             return INTERRUPTED, None, "", 0.0
@@ -122,8 +124,9 @@ class CommandRunner(Runner):
             return FAILED, None, f"cannot start {argv[0]}: {err}", time.monotonic() - t0
         with self._lock:
             self._procs.add(proc)
+            self.steps += 1
         try:
-            out, _ = proc.communicate(timeout=self.pair_timeout)
+            out, _ = proc.communicate(timeout=timeout or self.pair_timeout)
             status = OK if proc.returncode == 0 else FAILED
         except subprocess.TimeoutExpired:
             _kill_group(proc)

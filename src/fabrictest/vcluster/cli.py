@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Slurm runs fabric-health --drain on every node every S seconds "
                          "(HealthCheckProgram; implies --preflight)")
 
+    up.add_argument("--max-step-count", type=int, default=0, metavar="N",
+                    help="Slurm's MaxStepCount: job steps one job may launch (default: "
+                         "Slurm's, 40,000); low, it shows a sweep that needs a step per run "
+                         "fail (docs/sweep.md)")
+
     sub.add_parser("down", help="stop everything and remove all state (idempotent)")
     st = sub.add_parser("status", help="nodes, their Slurm states, links and degradations")
     st.add_argument("--json", action="store_true")
@@ -206,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             plan = Plan(state_dir=state_dir, nodes=nodes, accounting=args.accounting,
                         default_rate=rate, switches=args.switches, fabric=fabric,
                         preflight=args.preflight or bool(args.health_check),
-                        health_check=args.health_check)
+                        health_check=args.health_check,
+                        max_step_count=args.max_step_count)
             t0 = time.monotonic()
             what = Cluster(plan, log=_logger(args.verbose)).up(timeout=args.timeout)
             print(f"vcluster {what}: {plan.nodes} nodes idle in {time.monotonic() - t0:.1f}s "

@@ -65,6 +65,8 @@ def slurm_conf_text(p) -> str:
         "SlurmdParameters=config_overrides",
         "MailProg=/bin/true",
     ]
+    if p.max_step_count:  # vcluster up --max-step-count: fewer job steps a job may launch
+        lines.append(f"MaxStepCount={p.max_step_count}")
     if p.accounting:
         lines += [
             "AccountingStorageType=accounting_storage/slurmdbd",

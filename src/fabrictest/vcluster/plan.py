@@ -106,6 +106,9 @@ class Plan:
     # --health-check S: Slurm's HealthCheckProgram every S seconds (0: none)
     preflight: bool = False
     health_check: int = 0
+    # --max-step-count N: Slurm's MaxStepCount (job steps a job may launch; Slurm's default
+    # 40,000 when 0): set low to show a launcher that needs a step per run fail at scale
+    max_step_count: int = 0
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -118,6 +121,9 @@ class Plan:
             raise PlanError(f"subnet {self.subnet} is not a private range")
         if self.default_rate is not None:
             parse_rate(self.default_rate)
+        if not 0 <= self.max_step_count < 1 << 31:  # slurm.conf holds it in 32 bits
+            raise PlanError(f"--max-step-count must be a step count from 1 (0: Slurm's "
+                            f"default), not {self.max_step_count}")
         if not 0 <= self.switches <= self.nodes:
             raise PlanError(f"--switches must be between 1 and the node count ({self.nodes}),"
                             f" not {self.switches}")
@@ -323,10 +329,11 @@ class Plan:
             "fabric": self.fabric,
             "preflight": self.preflight,
             "health_check": self.health_check,
+            "max_step_count": self.max_step_count,
         }
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
         keys = ("state_dir", "nodes", "subnet", "accounting", "default_rate", "cpus", "bridge",
-                "switches", "fabric", "preflight", "health_check")
+                "switches", "fabric", "preflight", "health_check", "max_step_count")
         return cls(**{k: data[k] for k in keys if k in data})
