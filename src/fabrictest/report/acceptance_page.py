@@ -76,6 +76,10 @@ def _num(v) -> str:
     return f"<td class=num>{_e(fmt(v))}</td>"
 
 
+def _int(n: int) -> str:
+    return f"<td class=num>{n:,}</td>"
+
+
 def _pct(ratio) -> str:
     return "-" if ratio is None else f"{100 * (ratio - 1):+.1f}%"
 
@@ -241,7 +245,7 @@ def stage1_counts(st: dict) -> str:
         return ""
     return ("<h3>Stage 1: per check</h3>"
             + _table(["check", "passed", "failed"],
-                     [[_e(c), _num(p), _num(f)] for c, (p, f) in sorted(by.items())],
+                     [[_e(c), _int(p), _int(f)] for c, (p, f) in sorted(by.items())],
                      ["fail" if f else "" for _, (_p, f) in sorted(by.items())]))
 
 
@@ -253,7 +257,7 @@ def stage2_counts(st: dict) -> str:
                    "ratio = figure / reference.</p>")
         out.append(_table(["set", "figures", "outside band", "lowest ratio", "highest ratio",
                            "farthest from 1"],
-                          [[_e(s["set"]), _num(s["figures"]), _num(s["failing"]),
+                          [[_e(s["set"]), _int(s["figures"]), _int(s["failing"]),
                             f"<td class=num>{s['min_ratio']:.3f}</td>",
                             f"<td class=num>{s['max_ratio']:.3f}</td>",
                             _e(f"{s['worst']} ({s['worst_ratio']:.3f})")] for s in st["sets"]],
@@ -292,7 +296,7 @@ def stage3_counts(st: dict) -> str:
             "last (after the last test), and between two tests, when no test was looking "
             "(docs/counters.md).</p>"
             + (_table(["counter", "nodes where it changed"],
-                      [[_e(k), _num(v)] for k, v in sorted(changed.items())])
+                      [[_e(k), _int(v)] for k, v in sorted(changed.items())])
                if changed else ""))
 
 
