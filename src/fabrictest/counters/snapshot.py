@@ -106,7 +106,7 @@ class Snapshot:
 
 def _word(doc: dict, key: str) -> str:
     value = doc[key]
-    if not isinstance(value, str) or not value.strip() or any(ch.isspace() for ch in value):
+    if not isinstance(value, str) or value.split() != [value]:  # empty, or with a space
         raise TypeError(f"{key} {value!r} is not a name")
     return value
 

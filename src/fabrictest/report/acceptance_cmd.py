@@ -25,13 +25,12 @@ from .acceptance_cases import BUILD, PERFORMANCE, STAGE1, SWEEP, label, last_run
 from .acceptance_coherence import MIXABLE, STAGE1_WINDOW_HOURS, check_coherence
 from .acceptance_context import headline_keys, history_rows, provenance
 from .acceptance_outputs import TWIN_FORMAT, check_outputs, input_files, marked
-from .acceptance_page import image_files, page
+from .acceptance_page import page
 from .acceptance_stage1 import read_health_file, stage1
 from .acceptance_stage2 import stage2
 from .acceptance_stage3 import stage3
 from .attribute_cmd import load_topology
 from .outfiles import write_json, write_text
-from .ratios import RatioRow, ratio_plot
 from .results import ResultsError, ResultSet
 from .sources import Source, check, read, writable_dir, writable_file
 from .sweep_files import read_sweep, sweeps_from
@@ -162,14 +161,6 @@ def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
                   "judged on its history from 10 sessions on, as fabric-report history does.")
 
 
-def _ratio_images(figures: list[dict], outdir: Path) -> list[tuple[str, bytes]]:
-    rows = [RatioRow(f["test"], f["system"], f["nodes"], f["figure"], f["unit"], f["value"],
-                     f["reference"], None if f["band"][0] is None else f["band"][0] - 1,
-                     None if f["band"][1] is None else f["band"][1] - 1,
-                     result="fail" if f["failing"] else "") for f in figures]
-    return image_files(outdir, [im["png"] for im in ratio_plot(rows, outdir)]) if rows else []
-
-
 def cmd_acceptance(args) -> int:
     _check_args(args)
     outdir = writable_dir("-o", args.output)
@@ -228,8 +219,7 @@ def cmd_acceptance(args) -> int:
             **verdict.to_dict(), "history": history, "history_note": history_note,
             "provenance": prov}
     text = marked(page(title=title, sources=sources, verdict=verdict, history=history,
-                       history_note=history_note, provenance=prov,
-                       images=_ratio_images(s2.data["figures"], outdir)))
+                       history_note=history_note, provenance=prov))
     write_text(outdir / PAGE, text, "-o")
     write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
     if args.json:

@@ -32,6 +32,7 @@ from fabrictest.parsers.osu import parse_osu
 
 from . import history as hist
 from .acceptance_cases import read_output
+from .node_names import NodeIndex
 from .results import PerfRecord, ResultsError
 from .units import UnitError
 
@@ -40,19 +41,17 @@ MAX_HEADLINES = 60
 _NIC_CHECKS = re.compile(r"^(driver|firmware|fw_ver|fw_version|nic_driver|nic_firmware)$")
 
 
-def _names_node(pvar: str, nodes: Sequence[str]) -> bool:
-    return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(n)}(?![0-9])", pvar) for n in nodes)
-
-
 def headline_keys(figure_rows: Sequence[dict], records: Sequence[PerfRecord]) -> list[tuple]:
     """(test, system, figure) of the stage-2 figures with a reference that name no node."""
-    nodes = {n for r in records for n in r.nodes}
-    keys = []
+    index = NodeIndex({n for r in records for n in r.nodes})
+    keys: dict[tuple, None] = {}  # a set that keeps the figures' order
     for row in figure_rows:
         key = (row["test"], row["system"], row["figure"])
-        if key not in keys and not _names_node(row["figure"], sorted(nodes)):
-            keys.append(key)
-    return keys[:MAX_HEADLINES]
+        if key not in keys and not index.names_any(row["figure"]):
+            keys[key] = None
+            if len(keys) == MAX_HEADLINES:
+                break
+    return list(keys)
 
 
 def history_rows(keys: list[tuple], current: Sequence[PerfRecord],

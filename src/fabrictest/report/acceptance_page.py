@@ -1,8 +1,13 @@
-"""The acceptance page: one HTML file, verdict first, then the three stages and the context.
+"""The acceptance page: one HTML file, in the order a person signs it: the verdict; every
+failure and everything missing, stage by stage; the counts per check and node set with one
+compact chart; then every row, folded (``<details>``); then the context.
 
-Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external URLs; the ratio
-chart is embedded (base64), so the one file can be mailed, and a print stylesheet lays it out
-for a browser's "print to PDF" (A4, colours kept, no row split across pages).
+It is built for a centre's size: what comes before the failures does not grow with the nodes
+(the chart is one image of a fixed size, a dot per figure, after the failures), each table
+holds at most MAX_ROWS rows (the JSON twin holds them all) and failing rows are never among
+those cut. Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external
+URLs, so the one file can be mailed; a print stylesheet lays it out for a browser's "print to
+PDF" (A4, colours kept, no row split across pages; folded rows are not printed).
 """
 
 from __future__ import annotations
@@ -10,10 +15,11 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from .acceptance import TITLES, Verdict
+from .plots import ratio_strip
 from .units import fmt
 
 CSS = """
@@ -34,9 +40,10 @@ tr.fail td{background:#fbe3e3}tr.incomplete td,tr.unjudged td{background:#f6f3de
 .st-incomplete,.st-unjudged{background:#fbe0b0}
 .note{color:#555;font-size:.85em}pre{font-size:.8em;background:#f4f4f4;padding:.5em;
 white-space:pre-wrap}img{max-width:100%;border:1px solid #ddd}
+details{margin:.4em 0}summary{cursor:pointer;font-weight:bold}.ok{color:#1b5e20}
 @page{size:A4;margin:12mm}
 @media print{body{max-width:none;margin:0;font-size:9pt}h2{break-after:avoid}
-tr,img,.banner{break-inside:avoid}thead{display:table-header-group}
+tr,img,.banner{break-inside:avoid}thead{display:table-header-group}details{display:none}
 *{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
 """
 
@@ -69,6 +76,10 @@ def _num(v) -> str:
     return f"<td class=num>{_e(fmt(v))}</td>"
 
 
+def _int(n: int) -> str:
+    return f"<td class=num>{n:,}</td>"
+
+
 def _pct(ratio) -> str:
     return "-" if ratio is None else f"{100 * (ratio - 1):+.1f}%"
 
@@ -82,8 +93,12 @@ def _gaps(stage: dict) -> str:
 
 def _head(stage: dict) -> str:
     n = stage["stage"]
-    return (f'<h2 id="stage{n}">Stage {n}: {_e(TITLES[n])} {_st(stage["status"])}</h2>'
+    return (f'<h3 id="stage{n}">Stage {n}: {_e(TITLES[n])} {_st(stage["status"])}</h3>'
             f"<p>{_e(stage['summary'])}</p>")
+
+
+#: named elements listed in the banner; the rest are counted there and listed below it
+BANNER_ITEMS = 40
 
 
 def banner(v: Verdict) -> str:
@@ -93,11 +108,16 @@ def banner(v: Verdict) -> str:
              + "; ".join(_e(x) for x in el["evidence"][:2])
              + (f" (and {len(el['evidence']) - 2} more in the stages below)"
                 if len(el["evidence"]) > 2 else "")
-             + "</li>" for el in v.elements]
+             + "</li>" for el in v.elements[:BANNER_ITEMS]]
+    if len(v.elements) > BANNER_ITEMS:
+        items.append(f"<li>and {len(v.elements) - BANNER_ITEMS} more elements: "
+                     '<a href="#failures">the failures below</a>, the JSON twin</li>')
     for s in v.stages:
         if s.status in ("incomplete", "unjudged"):
             why = "; ".join(s.gaps[:3]) or s.summary
-            items.append(f"<li>stage {s.number} ({_e(s.title)}) {_e(s.status)}: {_e(why)}</li>")
+            more = f" (and {len(s.gaps) - 3} more below)" if len(s.gaps) > 3 else ""
+            items.append(f"<li>stage {s.number} ({_e(s.title)}) {_e(s.status)}: {_e(why)}"
+                         f"{_e(more)}</li>")
     lines = "<ul>" + "".join(items) + "</ul>" if items else ""
     rows = [[f"<a href=\"#stage{s.number}\">stage {s.number}</a>", _e(s.title), _st(s.status),
              _e(s.summary)] for s in v.stages]
@@ -106,17 +126,34 @@ def banner(v: Verdict) -> str:
             + _table(["stage", "", "status", "what was judged"], rows))
 
 
-def stage1_section(st: dict) -> str:
-    rows, classes = [], []
-    for r in sorted(st["rows"], key=lambda r: (r["ok"], r["node"], r["nic"], r["check"])):
-        rows.append([_e(r["node"]), _e(r["nic"]), _e(r["check"]),
-                     "PASS" if r["ok"] else "<b>FAIL</b>", _e(r["found"]), _e(r["expected"]),
-                     _e(r["source"])])
-        classes.append("" if r["ok"] else "fail")
-    table = (_table(["node", "NIC/port", "check", "result", "found", "expected", "from"],
-                    rows, classes) if rows else "")
-    return (_head(st) + '<p class="note">One row per node and check (fabric-health, '
-            "docs/health.md), failures first.</p>" + table + _gaps(st))
+# --- failures and what is missing, per stage ----------------------------------------------
+
+def _nothing(n: int) -> str:
+    return f'<p class="ok">Stage {n}: nothing failed, nothing missing.</p>'
+
+
+def _check_rows(rows: Sequence[dict]) -> list[list[str]]:
+    return [[_e(r["node"]), _e(r["nic"]), _e(r["check"]),
+             "PASS" if r["ok"] else "<b>FAIL</b>", _e(r["found"]), _e(r["expected"]),
+             _e(r["source"])] for r in rows]
+
+
+_CHECK_HEAD = ["node", "NIC/port", "check", "result", "found", "expected", "from"]
+
+
+def stage1_failures(st: dict) -> str:
+    bad = [r for r in st["rows"] if not r["ok"]]
+    named = {r["node"] for r in bad}
+    others = [f for f in st["findings"] if f["name"] not in named]  # no device, a crash
+    if not bad and not others and not st["gaps"]:
+        return _nothing(1)
+    out = [_head(st)]
+    if bad:
+        out.append(_table(_CHECK_HEAD, _check_rows(bad), ["fail"] * len(bad)))
+    if others:
+        out.append("<ul>" + "".join(f"<li>{_e(f['evidence'])}</li>" for f in others)
+                   + "</ul>")
+    return "\n".join(out) + _gaps(st)
 
 
 def _figure_rows(figs: list[dict]) -> tuple[list, list]:
@@ -132,80 +169,191 @@ def _figure_rows(figs: list[dict]) -> tuple[list, list]:
     return rows, classes
 
 
-def stage2_section(st: dict, images: list[tuple[str, bytes]]) -> str:
+_FIGURE_HEAD = ["set", "test", "nodes", "figure", "value", "unit", "reference", "band",
+                "ratio", "result"]
+
+
+def _short_nodes(nodes: Sequence[str], at_most: int = 12) -> str:
+    return ", ".join(nodes[:at_most]) + (f" and {len(nodes) - at_most} more"
+                                         if len(nodes) > at_most else "")
+
+
+def stage2_failures(st: dict) -> str:
+    failing = [r for r in st["figures"] if r["failing"]]
+    impact = [x for x in st["impact"] if x["status"] == "fail"]
+    sweeps = [sw for sw in st["sweeps"] if sw["healthy"] is not True or sw["drain"]]
+    if not (failing or st["failed_cases"] or impact or sweeps or st["left_out"]
+            or st["gaps"] or st["findings"]):
+        return _nothing(2)
     out = [_head(st)]
     if st["left_out"]:
         out.append("<p>Left out of the performance stage by stage 1: " + "; ".join(
             f"{_e(x['node'])} ({_e(x['why'])})" for x in st["left_out"]) + "</p>")
-    if st["sets"]:
-        out.append("<h3>Per node set</h3><p class=note>edge: one switch; local: one group; "
-                   "global: across groups (the Slingshot acceptance notes' scopes); ratio = "
-                   "figure / reference.</p>")
-        out.append(_table(["set", "figures", "outside band", "lowest ratio", "highest ratio",
-                           "farthest from 1"],
-                          [[_e(s["set"]), _num(s["figures"]), _num(s["failing"]),
-                            f"<td class=num>{s['min_ratio']:.3f}</td>",
-                            f"<td class=num>{s['max_ratio']:.3f}</td>",
-                            _e(f"{s['worst']} ({s['worst_ratio']:.3f})")] for s in st["sets"]],
-                          ["fail" if s["failing"] else "" for s in st["sets"]]))
-    for name, data in images:
-        out.append(f'<img alt="{_e(name)}" src="data:image/png;base64,'
-                   f'{base64.b64encode(data).decode()}">')
+    for sw in sweeps:
+        out.append(f"<p><b>Node-pair sweep {_e(sw['label'])}:</b></p><pre>"
+                   + _e("\n".join(sw["verdict"]) or "no verdict lines") + "</pre>")
+        if sw["drain"]:
+            out.append("<p>Nodes <code>fabric-sweep --drain</code> takes out: "
+                       + _e(", ".join(sw["drain"])) + "</p>")
     if st["failed_cases"]:
-        out.append("<h3>Failed test cases</h3>")
+        out.append("<p><b>Failed test cases</b></p>")
         out.append(_table(["test", "set", "nodes", "failing links", "ReFrame's reason"],
-                          [[_e(c["test"]), _e(c["set"]), _e(", ".join(c["nodes"])),
+                          [[_e(c["test"]), _e(c["set"]), _e(_short_nodes(c["nodes"])),
                             _e(", ".join(c["failing_links"])), _e(c["reason"])]
                            for c in st["failed_cases"]], ["fail"] * len(st["failed_cases"])))
     if st["attribution"]:
         out.append("<p>What the failures share (fabric-report attribute):</p><pre>"
                    + _e("\n".join(st["attribution"])) + "</pre>")
-    if st["impact"]:
-        out.append("<h3>Congestion impact</h3><p class=note>Victim isolated and beside the "
-                   "aggressors; impact above 1 is worse under load.</p>")
-        out.append(_table(["test", "probe", "isolated", "loaded", "impact", "band", "status"],
-                          [[_e(x["test"]), _e(x["probe"]), _num(x["isolated"]),
-                            _num(x["loaded"]), _num(x["impact"]),
-                            _e(f"{fmt(x['band'][0])} .. {fmt(x['band'][1])}"),
-                            _e(x["status"])] for x in st["impact"]],
-                          ["fail" if x["status"] == "fail" else "" for x in st["impact"]]))
-    for sw in st["sweeps"]:
-        out.append(f"<h3>Node-pair sweep: {_e(sw['label'])}</h3>")
-        out.append("<pre>" + _e("\n".join(sw["verdict"]) or "no verdict lines") + "</pre>")
-        if sw["drain"]:
-            out.append("<p>Nodes <code>fabric-sweep --drain</code> takes out: "
-                       + _e(", ".join(sw["drain"])) + "</p>")
+    if failing:
+        rows, classes = _figure_rows(failing)
+        out.append(f"<p><b>{len(failing)} figures outside their reference band</b></p>")
+        out.append(_table(_FIGURE_HEAD, rows, classes))
+    if impact:
+        out.append(_impact_table(impact))
+    return "\n".join(out) + _gaps(st)
+
+
+def _node_rows(nodes: Sequence[dict]) -> tuple[list, list]:
+    return ([[_e(f"{n['system']}:{n['node']}"), _num(n["tests"]), _e(n["changed"] or "none"),
+              _e("; ".join(n["failures"] + n["unread"]) or "ok")] for n in nodes],
+            ["fail" if n["failures"] else "incomplete" if n["unread"] else "" for n in nodes])
+
+
+_NODE_HEAD = ["node", "tests", "changed over the run", "verdict"]
+
+
+def stage3_failures(st: dict) -> str:
+    bad = [n for n in st["nodes"] if n["failures"] or n["unread"]]
+    cong = [c for c in st["congestion"] if c["failing"]]
+    if not bad and not cong and not st["gaps"]:
+        return _nothing(3)
+    out = [_head(st)]
+    if bad:
+        out.append(_table(_NODE_HEAD, *_node_rows(bad)))
+    if cong:
+        out.append(_congestion_table(cong))
+    return "\n".join(out) + _gaps(st)
+
+
+# --- counts per check, node set and node ----------------------------------------------------
+
+def stage1_counts(st: dict) -> str:
+    by: dict[str, list[int]] = {}
+    for r in st["rows"]:
+        by.setdefault(r["check"], [0, 0])[0 if r["ok"] else 1] += 1
+    if not by:
+        return ""
+    return ("<h3>Stage 1: per check</h3>"
+            + _table(["check", "passed", "failed"],
+                     [[_e(c), _int(p), _int(f)] for c, (p, f) in sorted(by.items())],
+                     ["fail" if f else "" for _, (_p, f) in sorted(by.items())]))
+
+
+def stage2_counts(st: dict) -> str:
+    out = []
+    if st["sets"]:
+        out.append("<h3>Stage 2: per node set</h3><p class=note>edge: one switch; local: one "
+                   "group; global: across groups (the Slingshot acceptance notes' scopes); "
+                   "ratio = figure / reference.</p>")
+        out.append(_table(["set", "figures", "outside band", "lowest ratio", "highest ratio",
+                           "farthest from 1"],
+                          [[_e(s["set"]), _int(s["figures"]), _int(s["failing"]),
+                            f"<td class=num>{s['min_ratio']:.3f}</td>",
+                            f"<td class=num>{s['max_ratio']:.3f}</td>",
+                            _e(f"{s['worst']} ({s['worst_ratio']:.3f})")] for s in st["sets"]],
+                          ["fail" if s["failing"] else "" for s in st["sets"]]))
     if st["figures"]:
-        rows, classes = _figure_rows(st["figures"])
-        out.append("<h3>Every figure against its reference</h3>")
-        out.append(_table(["set", "test", "nodes", "figure", "value", "unit", "reference",
-                           "band", "ratio", "result"], rows, classes))
+        from .acceptance_stage2 import SETS
+
+        png = ratio_strip(st["figures"], SETS)
+        out.append(f'<img alt="every figure\'s ratio to its reference, per node set" '
+                   f'src="data:image/png;base64,{base64.b64encode(png).decode()}">')
+    if st["impact"]:
+        out.append(_impact_table(st["impact"]))
+    for sw in st["sweeps"]:
+        out.append(f"<p>Node-pair sweep {_e(sw['label'])}: {_e(sw['nodes'])} nodes; "
+                   + _e("; ".join(sw["verdict"][:3]) or "no verdict lines") + "</p>")
     if st["informational"]:
         out.append(f"<p class=note>Informational (no reference needed): "
                    f"{_e(', '.join(st['informational'][:40]))}"
                    f"{' ...' if len(st['informational']) > 40 else ''}</p>")
-    return "\n".join(out) + _gaps(st)
+    return "\n".join(out)
 
 
-def stage3_section(st: dict) -> str:
-    out = [_head(st), '<p class="note">Each node from its first counter snapshot (before any '
-           "test) to its last (after the last test), and between two tests, when no test "
-           "was looking (docs/counters.md).</p>"]
-    if st["nodes"]:
-        out.append(_table(["node", "tests", "changed over the run", "verdict"],
-                          [[_e(f"{n['system']}:{n['node']}"), _num(n["tests"]),
-                            _e(n["changed"] or "none"),
-                            _e("; ".join(n["failures"] + n["unread"]) or "ok")]
-                           for n in st["nodes"]],
-                          ["fail" if n["failures"] else "incomplete" if n["unread"] else ""
-                           for n in st["nodes"]]))
-    if st["congestion"]:
-        out.append("<h3>Congestion counters per node and test</h3>")
-        out.append(_table(["node", "counter", "test", "increase", "at most"],
-                          [[_e(c["node"]), _e(c["counter"]), _e(c["test"]), _num(c["value"]),
-                            _num(c["limit"])] for c in st["congestion"]],
-                          ["fail" if c["failing"] else "" for c in st["congestion"]]))
-    return "\n".join(out) + _gaps(st)
+def stage3_counts(st: dict) -> str:
+    if not st["nodes"]:
+        return ""
+    changed: Counter[str] = Counter()
+    for n in st["nodes"]:
+        for part in (n["changed"] or "").split(", "):
+            if part:
+                changed[part.rsplit(" +", 1)[0]] += 1
+    failing = sum(bool(n["failures"]) for n in st["nodes"])
+    unread = sum(bool(n["unread"]) for n in st["nodes"])
+    return ("<h3>Stage 3: per node and counter</h3>"
+            f"<p>{len(st['nodes'])} nodes read: {failing} failing, {unread} with a counter "
+            "not read. Each node from its first counter snapshot (before any test) to its "
+            "last (after the last test), and between two tests, when no test was looking "
+            "(docs/counters.md).</p>"
+            + (_table(["counter", "nodes where it changed"],
+                      [[_e(k), _int(v)] for k, v in sorted(changed.items())])
+               if changed else ""))
+
+
+def _impact_table(impact: Sequence[dict]) -> str:
+    return ("<p><b>Congestion impact</b> <span class=note>(victim isolated and beside the "
+            "aggressors; impact above 1 is worse under load)</span></p>"
+            + _table(["test", "probe", "isolated", "loaded", "impact", "band", "status"],
+                     [[_e(x["test"]), _e(x["probe"]), _num(x["isolated"]),
+                       _num(x["loaded"]), _num(x["impact"]),
+                       _e(f"{fmt(x['band'][0])} .. {fmt(x['band'][1])}"),
+                       _e(x["status"])] for x in impact],
+                     ["fail" if x["status"] == "fail" else "" for x in impact]))
+
+
+def _congestion_table(rows: Sequence[dict]) -> str:
+    return ("<p><b>Congestion counters per node and test</b></p>"
+            + _table(["node", "counter", "test", "increase", "at most"],
+                     [[_e(c["node"]), _e(c["counter"]), _e(c["test"]), _num(c["value"]),
+                       _num(c["limit"])] for c in rows],
+                     ["fail" if c["failing"] else "" for c in rows]))
+
+
+# --- every row, folded ----------------------------------------------------------------------
+
+def _folded(title: str, n: int, body: str) -> str:
+    if not n:
+        return ""
+    shown = f"the first {MAX_ROWS} of {n}" if n > MAX_ROWS else f"{n}"
+    return f"<details><summary>{_e(title)}: {shown} rows</summary>{body}</details>"
+
+
+def every_row(stages: dict[int, dict]) -> str:
+    s1, s2, s3 = stages[1], stages[2], stages[3]
+    rows1 = sorted(s1["rows"], key=lambda r: (r["ok"], r["node"], r["nic"], r["check"]))
+    figs = sorted(s2["figures"], key=lambda r: not r["failing"])  # stable: sets kept
+    nodes = sorted(s3["nodes"], key=lambda n: (not n["failures"], not n["unread"]))
+    rows, classes = _figure_rows(figs[:MAX_ROWS])
+    parts = [
+        _folded("Stage 1, one row per node and check (fabric-health, docs/health.md)",
+                len(rows1), _table(_CHECK_HEAD, _check_rows(rows1[:MAX_ROWS]),
+                                   ["" if r["ok"] else "fail" for r in rows1])
+                + _more(len(rows1))),
+        _folded("Stage 2, every figure against its reference", len(figs),
+                _table(_FIGURE_HEAD, rows, classes) + _more(len(figs))),
+        _folded("Stage 3, every node's counters over the run", len(nodes),
+                _table(_NODE_HEAD, *_node_rows(nodes[:MAX_ROWS])) + _more(len(nodes))),
+        _folded("Stage 3, congestion counters per node and test", len(s3["congestion"]),
+                _congestion_table(sorted(s3["congestion"], key=lambda c: not c["failing"])
+                                  [:MAX_ROWS]) + _more(len(s3["congestion"]))),
+    ]
+    body = "".join(parts)
+    return ('<h2 id="rows">Every row (folded; failing rows first)</h2>' + body) if body else ""
+
+
+def _more(n: int) -> str:
+    return (f'<p class="note">{n - MAX_ROWS} more rows in the JSON twin.</p>'
+            if n > MAX_ROWS else "")
 
 
 def context_section(history: list[dict], prov: dict, history_note: str) -> str:
@@ -258,16 +406,21 @@ def context_section(history: list[dict], prov: dict, history_note: str) -> str:
 
 
 def page(*, title: str, sources: Sequence[str], verdict: Verdict, history: list[dict],
-         history_note: str, provenance: dict, images: list[tuple[str, bytes]]) -> str:
+         history_note: str, provenance: dict) -> str:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     stages = {s.number: s.to_dict() for s in verdict.stages}
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="note">Generated {now} from {_e(", ".join(sources))}. Everything on '
             "this page is in this file: no fonts, scripts or styles are fetched. The JSON twin "
-            "(acceptance.json) holds the same.</p>",
+            "(acceptance.json) holds the same, every row.</p>",
             banner(verdict),
-            stage1_section(stages[1]), stage2_section(stages[2], images),
-            stage3_section(stages[3]), context_section(history, provenance, history_note),
+            '<h2 id="failures">Failures and what is missing</h2>',
+            stage1_failures(stages[1]), stage2_failures(stages[2]),
+            stage3_failures(stages[3]),
+            '<h2 id="counts">Per check, node set and node</h2>',
+            stage1_counts(stages[1]), stage2_counts(stages[2]), stage3_counts(stages[3]),
+            every_row(stages),
+            context_section(history, provenance, history_note),
             '<h2>How the verdict is made</h2><p class="note">ACCEPTED only when every stage '
             "passed: stage 1 every node's every check, stage 2 every figure within its "
             "reference band and every test case passed (nothing is called failed without "
@@ -278,8 +431,4 @@ def page(*, title: str, sources: Sequence[str], verdict: Verdict, history: list[
             "page\".</p>"]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
-
-
-def image_files(outdir: Path, names: Sequence[str]) -> list[tuple[str, bytes]]:
-    return [(n, (outdir / n).read_bytes()) for n in names]
+            + "\n".join(b for b in body if b) + "\n</body></html>\n")

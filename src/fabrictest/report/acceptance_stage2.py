@@ -245,8 +245,11 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
     ``sweeps``: (label, fabric-sweep JSON); ``left_out``: nodes stage 1 kept out of it."""
     refuse_bands(records)
     perf = [r for r in records if not is_counter_figure(r.pvar)]
-    sets = {(r.test, r.sysenv, r.nodes_expr): set_of(r.base, r.params, r.nodes, topo)
-            for r in perf}
+    sets: dict[tuple, str] = {}
+    for r in perf:  # once per test case, not per figure: a case's nodes are its figures'
+        key = (r.test, r.sysenv, r.nodes_expr)
+        if key not in sets:
+            sets[key] = set_of(r.base, r.params, r.nodes, topo)
     case_sets = {}
     for tc in testcases:
         name = str(tc.get("display_name") or tc.get("name") or "")

@@ -73,7 +73,8 @@ def stage3(res: ResultSet, records: Sequence[PerfRecord], ref_option: str | None
     down = sorted({f.name for f in findings if f.kind == "link"})
     if runs:
         summary = (f"{len(runs)} nodes' counters over the whole run: "
-                   + (f"{len(findings)} failures ({', '.join(down) or 'congestion'})"
+                   + (f"{len(findings)} failure{'s' * (len(findings) != 1)} "
+                      f"({', '.join(down) or 'congestion'})"
                       if findings else "no link went down, no error over its threshold"))
     elif figures:
         summary = f"no counter snapshots; {len(figures)} congestion figures"

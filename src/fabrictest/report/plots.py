@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections import defaultdict
@@ -285,3 +286,47 @@ def sweep_views(sweep: dict, outdir: Path, tag: str = "sweep", max_matrix: int =
     plt.close(fig)
     out.append({"png": name, "title": "sweep per-node send and receive"})
     return out
+
+
+#: labelled points of the acceptance chart: the failing figures farthest from 1
+STRIP_LABELS = 8
+
+
+def ratio_strip(figures: Sequence[dict], sets: Sequence[str]) -> bytes:
+    """One compact chart of every stage-2 figure, whatever their number: a row per node set
+    (``sets``, in order), each figure a dot at its ratio to its reference (log scale), red
+    where outside its band, the farthest failing ones labelled. Its size does not grow with
+    the figures (one scatter per row), so 30,000 figures are one small PNG (bytes)."""
+    names = [s for s in sets if any(f["set"] == s for f in figures)]
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.45 * len(names)))
+    ratios = [f["ratio"] for f in figures if f["ratio"] > 0 and math.isfinite(f["ratio"])]
+    lo = max(min(ratios + [0.8]) / 1.2, 1e-3)
+    hi = min(max(ratios + [1.25]) * 1.2, 1e3)
+    for y, name in enumerate(names):
+        mine = [f for f in figures if f["set"] == name]
+        for failing, colour, size in ((False, "#1f5fa8", 6), (True, "#c0392b", 22)):
+            xs = [min(max(f["ratio"], lo), hi) for f in mine if f["failing"] == failing]
+            # a deterministic spread within the row, so that equal ratios do not hide
+            ys = [y + 0.6 * ((i * 0.618034) % 1 - 0.5) for i in range(len(xs))]
+            ax.scatter(xs, ys, s=size, c=colour, marker="D" if failing else "o",
+                       linewidths=0, alpha=0.9 if failing else 0.35)
+    worst = sorted((f for f in figures if f["failing"]),
+                   key=lambda f: -abs(math.log(f["ratio"])) if f["ratio"] > 0 else -math.inf)
+    for f in worst[:STRIP_LABELS]:
+        ax.annotate(f"{f['figure']} {f['ratio']:.3f}", (min(max(f["ratio"], lo), hi),
+                                                        names.index(f["set"])),
+                    xytext=(4, 6), textcoords="offset points", fontsize=7, color="#c0392b")
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_yticks(range(len(names)), [f"{n} ({sum(f['set'] == n for f in figures)})"
+                                      for n in names], fontsize=8)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlabel("figure / reference (log scale); red: outside its reference band",
+                  fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    plt.close(fig)
+    return buf.getvalue()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import units
 from .compare import newest, unit_of
+from .node_names import NodeIndex
 from .outfiles import save_figure
 from .results import PerfRecord
 from .stats import spread
@@ -196,9 +197,14 @@ def per_node(rows: Sequence[RatioRow]) -> list[dict]:
     `node_node03_rx_gbps`, a sweep's `node03_send`): how many such figures, how many failing,
     and the worst ratio (the lowest for rates, the highest for times; by distance from 1)."""
     names = sorted({n for r in rows for n in _nodes_of(r)})
+    index = NodeIndex(names)
+    by_node: dict[str, list[RatioRow]] = {}
+    for r in rows:
+        for node in index.named(r.pvar):
+            by_node.setdefault(node, []).append(r)
     out = []
     for node in names:
-        mine = [r for r in rows if _names(r.pvar, node)]
+        mine = by_node.get(node)
         if not mine:
             continue
         worst = max(mine, key=lambda r: abs(math.log(r.ratio)) if r.ratio > 0 else math.inf)
@@ -216,6 +222,3 @@ def _nodes_of(r: RatioRow) -> list[str]:
     except ParseError:  # a node list we cannot expand: its parts, as written
         return r.nodes.split(",")
 
-
-def _names(pvar: str, node: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(node)}(?![0-9])", pvar) is not None

@@ -285,6 +285,8 @@ def read_report(data, source: str = "") -> ResultSet:
                 params.setdefault("scenario", tc["scenario"])  # a variable, not a parameter
             perfvalues = tc.get("perfvalues") or {}
             variables = None
+            # one list for the case's figures: 30,000 copies of a 10,000-node list are 2.4 GB
+            nodes = list(tc.get("job_nodelist") or [])
             for key, pv in perfvalues.items():
                 if not isinstance(pv, list) or not pv:
                     out.unreadable += 1
@@ -313,7 +315,7 @@ def read_report(data, source: str = "") -> ResultSet:
                         upper=_num(upper),
                         result=result if isinstance(result, str) else "",
                         params=params,
-                        nodes=list(tc.get("job_nodelist") or []),
+                        nodes=nodes,
                         session=tc.get("session_uuid") or uuid,
                         time=_num(tc.get("job_completion_time_unix")),
                         outputdir=tc.get("outputdir") or "",
