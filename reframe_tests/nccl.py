@@ -11,7 +11,11 @@ no data crosses a link) and, for ``nodes``, where the partition has two nodes.
 Sanity: the run whole and checked (every size from 8 B to 8 GiB, each printed as the benchmark
 makes it for the ranks, ``#wrong`` 0, ``Out of bounds values : 0 OK``, the closing average),
 its figures nccl-tests' own arithmetic (algbw = size / time, busbw = algbw x the benchmark's
-factor). Performance: ``busbw`` (GB/s, out-of-place, at the largest size) against the
+factor), and every bus bandwidth within what the links carry: the shared-memory ceiling of
+``fabric_line_rate`` within one node (no GPU moves data faster than its memory), across nodes
+the partition's line rate x 2 (busbw counts an all-reduce's bytes twice: 2(n-1)/n x algbw) x
+the node's GPUs (one link per GPU at most, as on the HGX/MI300X nodes; a node with more NICs
+than GPUs declares the rate of its links together). Performance: ``busbw`` (GB/s, out-of-place, at the largest size) against the
 reference the system's link rate gives (reference/<system>.yaml says how), and
 ``avg_busbw`` (the closing line, informational: it averages the latency-bound small sizes).
 Binaries: the system's Spack environment (``nccl-tests``/``rccl-tests`` from Spack's builtin
@@ -22,11 +26,13 @@ from __future__ import annotations
 
 import reframe as rfm
 from fabric_base import FabricTest
+from fabric_line_rate import link_rate
 from fabric_placement import gpus_on
 from fabric_types import Count
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
-from fabrictest.parsers.nccl import missing, parse_nccl
+from fabrictest.parsers import physical
+from fabrictest.parsers.nccl import above_line_rate, missing, parse_nccl
 
 #: -e of the full profile (the issue's 8G) and of the quick one
 FULL_MAX_BYTES = 8 << 30
@@ -84,8 +90,15 @@ class NcclTest(FabricTest):
         return parse_nccl(text)
 
     def result_problems(self):
-        return missing(self.result(), self.benchmark, self.min_bytes, self.top_bytes(),
-                       ranks=self.num_tasks)
+        problems = missing(self.result(), self.benchmark, self.min_bytes, self.top_bytes(),
+                           ranks=self.num_tasks)
+        part = self.current_partition
+        rate, what = link_rate(part, one_host=self.span == "node")
+        if rate is None:
+            return [*problems, what]
+        ceiling = (physical.Ceiling(rate, what=what) if self.span == "node"
+                   else physical.Ceiling(rate, directions=2, links=gpus_on(part), what=what))
+        return problems + above_line_rate(self.result(), self.benchmark, ceiling)
 
     @performance_function("GB/s")
     def busbw(self):

@@ -20,7 +20,7 @@ allreduce fails its own validation from 16 bytes on: its check overflows the cha
 
 Sanity: the run whole (every size of the collective's own series, from its datatype's size up
 to the top; barrier's one figure), each size once, no line inside its table, the title, unit
-and ``Validation`` of the benchmark asked for, and no latency faster than its bytes can cross
+and ``Validation`` of the benchmark asked for, the ``# Datatype:`` the ``-T`` asked, and no latency faster than its bytes can cross
 the partition's links (``extras.line_rate_gbps``; ``parsers/collectives.py``).
 Performance (us): ``latency`` at 8 B (barrier: its one figure) and ``latency_large`` at the top
 size, judged against the references; ``latency_<size>`` for every size, informational (the
@@ -40,12 +40,15 @@ from reframe.core.builtins import parameter, performance_function, run_after, va
 from fabrictest.parsers.collectives import DEFAULT_MAX_SIZE, REDUCTIONS, SIZELESS
 from fabrictest.parsers.hostlists import compress
 from fabrictest.parsers.node_sets import LABELS
+from fabrictest.parsers.osu import datatype_problems
 
 BENCHMARKS = ["osu_allreduce", "osu_alltoall", "osu_allgather", "osu_bcast",
               "osu_reduce_scatter", "osu_barrier"]
 #: the small-message headline size (bytes): 8 B, the size applications' allreduces live on
 SMALL_SIZE = 8
 SCOPES = ["all", "switch", "group", "global"]
+#: the datatype the reductions validate (see the module docstring)
+VALIDATED_TYPE = "mpi_float"
 
 
 @rfm.simple_test
@@ -123,7 +126,7 @@ class OsuCollectiveTest(OsuBase):
         if short in SIZELESS and self.asked_iterations():
             opts = ["-i", str(self.asked_iterations())]
         if self.validation and short not in SIZELESS:
-            opts += ["-c"] + (["-T", "mpi_float"] if short in REDUCTIONS else [])
+            opts += ["-c"] + (["-T", VALIDATED_TYPE] if short in REDUCTIONS else [])
         self.executable_opts = opts
         hostlist = self.node_set()
         if hostlist and self.is_slurm:
@@ -142,6 +145,8 @@ class OsuCollectiveTest(OsuBase):
         short = self.benchmark.removeprefix("osu_")
         if self.validation and short not in SIZELESS and res.validation is None:
             problems.append(f"{name}: no Validation column, though --validation was asked")
+        if "-T" in self.executable_opts:  # the datatype line must be the one asked
+            problems += datatype_problems(res, VALIDATED_TYPE, name)
         return problems
 
     def launch_problems(self):

@@ -425,3 +425,17 @@ def test_the_entry_point_of_older_installs_still_runs(tmp_path, capsys):
         ]
     )
     assert rc == 2 and capsys.readouterr().out.startswith("HEALTH n01 no RDMA device: ")
+
+
+@pytest.mark.parametrize("name", ["nid001 State=RESUME", "n01;reboot", "-n01", "n01\n", "a..b"])
+def test_a_node_name_that_is_no_host_name_is_refused_before_anything_runs(capsys, name):
+    """issue 40: the name goes into the health line and to scontrol (--drain)."""
+    assert health.main([f"--node-name={name}", "--sys-root", "/nonexistent"]) == health.EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == "" and "is not a host name" in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_host_names_as_sites_write_them_pass_the_node_name_rule():
+    for name in ("nid001", "x1000c0s0b0n0", "node-01.cluster", "gpu_n01"):
+        assert health._HOST_NAME.fullmatch(name), name

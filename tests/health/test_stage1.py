@@ -163,6 +163,14 @@ def test_loopback_judgement():
         assert not c.check_loopback("n", "hsn0", "m", got, rate, 0.9).ok
 
 
+def test_a_loopback_faster_than_its_port_fails():
+    """issue 40: 250 Gb/s on a 100 Gb/s port never crossed the NIC (ceiling: x 1.1 margin)."""
+    fast = c.check_loopback("n", "hsn0", "m", 250.0, 100, 0.9)
+    assert not fast.ok and fast.detail == ("found 250 Gb/s, above the port's 100 Gb/s x 1.1 "
+                                           "margin = 110 Gb/s: impossible through the NIC")
+    assert c.check_loopback("n", "hsn0", "m", 109.9, 100, 0.9).ok
+
+
 # ------------------------------------------------------------ the command with stand-ins
 def make_node(tmp_path: Path) -> tuple[Path, Path]:
     """A sysfs with one RoCE port (mlx5_0/1, 100 Gb/s, netdev hsn0) and a /proc."""

@@ -194,3 +194,39 @@ def test_default_tops():
     assert collectives.element_size("alltoall", None) == 1
     assert collectives.element_size("alltoall", "MPI_INT.") == 4
     assert collectives.element_size("bcast", "MPI_DOUBLE") == 8
+
+
+# -- issue 40: the datatype asked, -f's spread ---------------------------------------------------
+
+FLOAT_ALLREDUCE = "osu_allreduce-7.4-validation-float-ompi4.1-local.txt"
+
+
+def test_a_char_allreduce_where_float_was_asked_is_refused():
+    r = osu.parse_osu(read(FLOAT_ALLREDUCE))
+    assert osu.datatype_problems(r, "mpi_float") == []
+    assert osu.missing(r, datatype="mpi_float") == []
+    char = osu.parse_osu(read(FLOAT_ALLREDUCE).replace("MPI_FLOAT", "MPI_CHAR"))
+    assert osu.datatype_problems(char, "mpi_float", "osu_allreduce") == [
+        "osu_allreduce: datatype MPI_CHAR, asked MPI_FLOAT (-T mpi_float)"]
+    unnamed = osu.parse_osu("".join(line for line in read(FLOAT_ALLREDUCE).splitlines(True)
+                                    if "Datatype" not in line))
+    assert "datatype not printed" in osu.datatype_problems(unnamed, "mpi_float")[0]
+
+
+BARRIER_FULL = "osu_barrier-7.4-full-ompi4.1-local.txt"
+BARRIER_ROW = "          3996.26           3994.81           3997.72          20"
+
+
+@pytest.mark.parametrize(("row", "problem"), [
+    ("          3996.26           3997.72           3994.81          20",
+     "min 3997.72, avg 3996.26, max 3994.81 us: not min <= avg <= max"),
+    ("          3998.00           3994.81           3997.72          20",
+     "min 3994.81, avg 3998, max 3997.72 us: not min <= avg <= max"),
+    ("          3996.26           3994.81           3997.72           0",
+     "0 iterations: nothing was measured"),
+])
+def test_full_output_min_above_max_or_no_iterations_is_refused(row, problem):
+    assert osu.missing(osu.parse_osu(read(BARRIER_FULL)), benchmark="osu_barrier") == []
+    text = read(BARRIER_FULL).replace(BARRIER_ROW, row)
+    problems = osu.missing(osu.parse_osu(text), benchmark="osu_barrier")
+    assert any(problem in p for p in problems), problems

@@ -140,3 +140,14 @@ def test_imb_2019_more_systems():
     uni = parse_imb(read("imb-2019u5-uniband-np2-roce-impi2019-alaska.txt"))
     assert [(b.name, b.nprocs) for b in uni.benchmarks] == [("Uniband", 2)]
     assert uni.benchmarks[0].row(4194304).msg_per_sec == 684
+
+
+def test_zero_repetitions_measured_nothing():
+    """issue 40: a row of ``#repetitions 0`` is refused (IMB times at least one)."""
+    name = "imb-2018-pingpong-azure-hc44rs-edr-impi2018.txt"
+    row = "            0         1000         1.97         0.00"
+    assert row in read(name)
+    assert imb.missing(parse_imb(read(name)), "PingPong") == []
+    text = read(name).replace(row, "            0            0         1.97         0.00")
+    assert "PingPong: #repetitions 0 at 0 B: nothing was measured" in imb.missing(
+        parse_imb(text), "PingPong")

@@ -250,3 +250,16 @@ def test_normalise_mac():
     assert normalise_mac("02-FE-00-00-00-1F") == "02:fe:00:00:00:1f"
     for bad in ("02:fe:00:00:00", "02:fe:00:00:00:1g", "02:fe-00:00:00:1f", "", None):
         assert normalise_mac(bad) is None
+
+
+def test_the_same_neighbour_printed_twice_by_lldptool_is_one():
+    """issue 40: lldptool printing one LLDPDU twice is one neighbour; two different LLDPDUs on
+    one port, or one TLV twice inside an LLDPDU, stay refused."""
+    one = read("lldptool-t-n-slingshot-hsn0-x6107c0r48b0.txt")
+    twice = parse_lldptool(one + one, "hsn0")
+    assert missing(twice) == [] and twice.of("hsn0") == parse_lldptool(one, "hsn0").of("hsn0")
+    other = one.replace("x6107c0r48b0", "x6107c0r47b0")
+    assert "lldptool: 2 different neighbours printed for hsn0: which one is on the port?" in missing(
+        parse_lldptool(one + other, "hsn0"))
+    doubled_tlv = one.replace("System Name TLV\n", "System Name TLV\n        sw9\nSystem Name TLV\n")
+    assert missing(parse_lldptool(doubled_tlv, "hsn0"))

@@ -11,8 +11,9 @@ import re
 import pytest
 from recordings import read
 
-from fabrictest.parsers import ParseError
-from fabrictest.parsers.nccl import missing, parse_nccl, printed_size
+from fabrictest.gpus import SHARED_MEMORY_GBPS
+from fabrictest.parsers import ParseError, physical
+from fabrictest.parsers.nccl import above_line_rate, missing, parse_nccl, printed_size
 
 GiB = 1 << 30
 #: recording -> (benchmark, -b, -e, ranks) of its command
@@ -218,7 +219,7 @@ def _alltoall_run(ranks: int, sizes: list[int]) -> str:
              "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", "#",
              "# Using devices"]
     lines += [f"#  Rank {r:2d} Group  0 Pid {1000 + r:6d} on      node{r // 8} device {r % 8:2d} "
-              "[0000:04:00] NVIDIA H100 80GB HBM3" for r in range(ranks)]
+              f"[0000:{4 + r % 8:02x}:00] NVIDIA H100 80GB HBM3" for r in range(ranks)]
     lines += ["#", "#       size         count      type   redop    root     time   algbw   busbw "
               "#wrong     time   algbw   busbw #wrong",
               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
@@ -246,3 +247,59 @@ def test_a_generated_alltoall_run_is_whole_and_its_zero_rows_are_expected():
     assert missing(res, "alltoall_perf", 8, sizes[-1], ranks=8) == []
     # all_reduce's rules do not fit it
     assert missing(res, "all_reduce_perf", 8, sizes[-1], ranks=8) != []
+
+
+# -- issue 40: a link ceiling, one rank per GPU, a failure reported between rows ---------------
+
+def _scaled(text: str, factor: float) -> str:
+    """Every row of ``text`` ``factor`` x faster, each figure still size/time (self-consistent:
+    nccl-tests' arithmetic holds, only the links could not carry it)."""
+    def row(m: re.Match) -> str:
+        size, count, dtype, redop, root, *halves = m.group(0).split()
+        out = [size, count, dtype, redop, root]
+        for t, alg, bus, wrong in (halves[:4], halves[4:]):
+            out += [f"{float(t) / factor:.4g}", f"{float(alg) * factor:.2f}",
+                    f"{float(bus) * factor:.2f}", wrong]
+        return "  ".join(out)
+    scaled = re.sub(r"^ +\d+ +\d+ +float .*$", row, text, flags=re.M)
+    avg = float(re.search(r"Avg bus bandwidth\s*:\s*(\S+)", text).group(1))
+    return re.sub(r"(Avg bus bandwidth\s*:\s*)\S+", lambda m: f"{m.group(1)}{avg * factor:.3f}",
+                  scaled)
+
+
+def test_a_run_faster_than_any_link_is_refused():
+    """The H100 run x 1000 (algbw 180 TB/s) keeps nccl-tests' arithmetic but no link carries it:
+    a3-mega's 8 x 200 Gb/s NICs a node bound busbw at 2 x 8 x 200 x 1.1 Gb/s (440 GB/s)."""
+    ceiling = physical.Ceiling(200, directions=2, links=8)
+    res = parse_nccl(read(H100))
+    assert above_line_rate(res, "all_reduce_perf", ceiling) == []
+    fast = parse_nccl(_scaled(read(H100), 1000))
+    [line] = above_line_rate(fast, "all_reduce_perf", ceiling)
+    assert line == ("all_reduce_perf busbw at 64 KiB: 6240 Gb/s (780 GB/s) is above 8 links x 2 "
+                    "directions x 200 Gb/s line rate x 1.1 margin = 3520 Gb/s: impossible (and 17 "
+                    "more sizes)"), line
+    # within one node: the shared-memory ceiling, which the 1000x figures exceed too
+    one = physical.Ceiling(SHARED_MEMORY_GBPS, what="shared-memory ceiling")
+    assert above_line_rate(parse_nccl(read(WHOLE_1NODE)), "all_reduce_perf", one) == []
+    assert above_line_rate(fast, "all_reduce_perf", one)
+
+
+WHOLE_1NODE = "rccl-all_reduce_perf-1node-8xmi300x.txt"
+
+
+def test_two_ranks_on_one_gpu_are_refused():
+    rank1 = "#  Rank  1 Group  0 Pid   6900 on ztan-mig-235z device  1 [0000:05:00]"
+    problems = variant(rank1, rank1.replace("device  1 [0000:05:00]", "device  0 [0000:04:00]"))
+    assert ("all_reduce_perf: ranks 0 and 1 on one GPU (ztan-mig-235z [0000:04:00]), asked one "
+            "rank per GPU") in problems, problems
+    # the same bus id on two hosts is two GPUs (every node's rank lines repeat 0000:04:00)
+    assert check(H100) == []
+
+
+def test_a_failure_warned_between_rows_fails_naming_it():
+    warn = "ztan-mig-235z:6899:7001 [0] NCCL WARN NET/IB : Got completion from peer with error 12"
+    problems = variant(ROW_8G, warn + "\n" + ROW_8G)
+    assert f"all_reduce_perf: {warn!r}: the run reported a failure" in problems, problems
+    # a warning that reports no failure does not touch the figures
+    benign = "ztan-mig-235z:6899:7001 [0] NCCL WARN NCCL_IB_HCA set to mlx5_0"
+    assert variant(ROW_8G, benign + "\n" + ROW_8G) == []

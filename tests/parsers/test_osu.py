@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from recordings import read, recordings
 
-from fabrictest.parsers import ParseError
+from fabrictest.parsers import ParseError, osu
 from fabrictest.parsers.osu import parse_osu, parse_osu_all, placement_problems
 from fabrictest.parsers.osu_names import expected_unit
 
@@ -198,3 +198,32 @@ def test_osu_7_2_bw_single_size_datatype_after_header():
     r = parse_osu(read("osu_bw-7.2-single-size-internode-ib-aion.txt"))
     assert (r.benchmark, r.version, [row.size for row in r.rows], r.at(1048576)) == (
         "bw", "7.2", [1048576], 12311.83)
+
+
+# -- issue 40: a compiler's or MPI's own line between rows is no other table -------------------
+
+BW_563 = "osu_bw-5.6.3-ompi3-ucx-roce.txt"
+ROW_64 = "64                    371.23\n"
+
+
+@pytest.mark.parametrize("noise", [
+    "3 warnings", "3 warnings generated.", "1 warning generated.",
+    "0 inform,   3 warnings,   0 severes, 0 fatal for main",
+    "[node01:12345] 3 more processes have sent help message help-mpi-btl-base.txt / btl:no-nics",
+    '[node01:12345] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error '
+    "messages",
+])
+def test_a_tool_warning_line_among_the_rows_is_not_a_foreign_table(noise):
+    text = read(BW_563).replace(ROW_64, ROW_64 + noise + "\n")
+    assert osu.missing(osu.parse_osu(text), benchmark="osu_bw") == []
+
+
+@pytest.mark.parametrize("foreign", ["3 errors", "real\t0m3.214s", "128  99999.99  1.0",
+                                     "# OSU MPI Latency Test v5.6.3"])
+def test_other_lines_among_the_rows_stay_refused(foreign):
+    text = read(BW_563).replace(ROW_64, ROW_64 + foreign + "\n")
+    try:
+        problems = osu.missing(osu.parse_osu(text), benchmark="osu_bw")
+    except ParseError:
+        return
+    assert problems, foreign

@@ -4,7 +4,7 @@ import pytest
 from recordings import read, recordings
 
 from fabrictest.parsers import ParseError
-from fabrictest.parsers.perftest import parse_perftest
+from fabrictest.parsers.perftest import missing, parse_perftest
 
 FILES = recordings("ib_*.txt", "real-outputs")
 
@@ -138,3 +138,16 @@ def test_broadcom_bnxt_re_three_qps_duration_rdma_cm():
     assert (r.device, r.qps, r.link_layer, r.mtu, r.gid_index) == ("bnxt_re0", 3, "Ethernet", 1024, 3)
     assert r.duration_mode and len(r.local_addresses) == len(r.remote_addresses) == 3
     assert (r.rows[0].iterations, r.peak_avg_gbps()) == (4159603, 363.47)
+
+
+def test_its_own_cpu_frequency_warning_between_rows_is_no_foreign_line():
+    """issue 40: with -a perftest prints its clock warning between rows; a healthy run stays
+    whole, another line there stays refused."""
+    name = "ib_send_bw-ib-cx6-mbsec-client.txt"
+    row = " 4          1000             8.76               8.75               2.295007\n"
+    warning = ("Conflicting CPU frequency values detected: 1499.707000 != 2522.763000. CPU "
+               "Frequency is not max.\n")
+    assert missing(parse_perftest(read(name))) == []
+    assert missing(parse_perftest(read(name).replace(row, row + warning))) == []
+    foreign = missing(parse_perftest(read(name).replace(row, row + "real\t0m3.214s\n")))
+    assert any("a line inside its table that is not perftest's" in p for p in foreign), foreign

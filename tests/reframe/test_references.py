@@ -270,6 +270,9 @@ NEVER_FAIL = [
     ([float("nan"), -0.1, None, "MB/s"], "not a finite number"),
     ([-5.0, -0.1, None, "MB/s"], "negative"),
     ([1.0, None, -0.2, "MB/s"], "upper threshold -0.2 must be >= 0"),
+    # issue 40: physically impossible references (physical.PLAUSIBLE)
+    ([1e-9, -0.1, None, "Gbps"], "1e-09 Gbps is below what a data rate of a fabric can be"),
+    ([1e15, None, 0.1, "us"], "1e+15 us is above what a time of a fabric can be"),
 ]
 
 

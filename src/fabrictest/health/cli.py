@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -73,7 +74,16 @@ def usage_problem(args: argparse.Namespace) -> str | None:
         return "--device needs a device name (e.g. mlx5_0)"
     if args.node_name is not None and not args.node_name.strip():
         return "--node-name is empty"
+    if args.node_name is not None and not _HOST_NAME.fullmatch(args.node_name):
+        # the name goes into the health line and to scontrol under --drain: only a host name
+        return (f"--node-name {args.node_name!r} is not a host name (letters, digits, '-', "
+                "'.', '_'; 1-253 characters)")
     return stage1.usage_problem(args)  # the fabric-NIC checks' options
+
+
+#: a host name as Slurm's NodeName takes it (RFC 1123 labels; '_' as sites use it)
+_HOST_NAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?"
+                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)*")
 
 
 def _env_nodes() -> int | None:

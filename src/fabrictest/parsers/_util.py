@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from .errors import ParseError
 
@@ -100,3 +101,20 @@ def not_a_figure(name: str, value: float | None, zero_ok: bool = False) -> str |
         return None
     kind = "finite number >= 0" if zero_ok else "finite positive number"
     return f"{name} is {value:g}, not a {kind}"
+
+
+#: lines a compiler or an MPI prints into a job's output, never a benchmark's figures: a
+#: compiler's warning count (clang, icx, nvcc: ``3 warnings generated.``; NVHPC: ``0 inform,
+#: 3 warnings, 0 severes, 0 fatal for main``; a bare ``3 warnings``), Open MPI's help
+#: aggregation (``[node1:1234] 3 more processes have sent help message ...``, ``[node1:1234]
+#: Set MCA parameter "orte_base_help_aggregate" to 0 ...``)
+_TOOL_NOISE = re.compile(
+    r"^(?:\d+ warnings?(?: generated| found)?\.?"
+    r"|\d+ inform,\s+\d+ warnings,\s+\d+ severes,\s+\d+ fatal for \S+"
+    r"|\[[\w.-]+:\d+\] (?:\d+ more process(?:es)? ha(?:s|ve) sent help message .*"
+    r"|Set MCA parameter \"\w+\" to 0 to see all help / error messages))$")
+
+
+def tool_noise(line: str) -> bool:
+    """True for a compiler's or an MPI's own line (:data:`_TOOL_NOISE`) in a job's output."""
+    return _TOOL_NOISE.match(line.strip()) is not None

@@ -327,6 +327,10 @@ def missing(
 def _unphysical(label: str, block: ImbBenchmark) -> list[str]:
     problems = []
     for row in block.rows:
+        # IMB times at least one repetition; 0 measured nothing, its figures are not a run's
+        if "repetitions" in block.columns and row.repetitions < 1:
+            problems.append(f"{label}: #repetitions {row.repetitions} at "
+                            f"{human_bytes(row.bytes)}: nothing was measured")
         figures = {"t[usec]": row.t_usec, "t_min[usec]": row.t_min, "t_max[usec]": row.t_max,
                    "t_avg[usec]": row.t_avg, "Mbytes/sec": row.mbytes_per_sec,
                    "Msg/sec": row.msg_per_sec, **row.extra}

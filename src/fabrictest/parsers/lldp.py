@@ -17,7 +17,8 @@ continues a multi-line system description on lines without a key, and old versio
 key that is also a prefix (``lldp.eth2.vlan=VLAN #1`` beside ``lldp.eth2.vlan.vlan-id=1``).
 
 What makes an output not whole (:func:`missing`), never read first- or last-wins: a field read
-(chassis ID, system name, port ID and description, TTL) given twice in one neighbour, or in lldptool a TLV read printed twice or with other than one value line; one
+(chassis ID, system name, port ID and description, TTL) given twice in one neighbour, or in lldptool a TLV read printed twice in one LLDPDU or with other than one value line, or two
+different LLDPDUs (the same one printed again is one neighbour); one
 neighbour (chassis ID and port ID, LLDP's MSAP identifier, which an agent keeps once) listed
 twice on an interface; a TTL that is not LLDP's 16-bit count of seconds.
 """
@@ -267,6 +268,7 @@ def parse_lldptool(text: str, interface: str) -> LldpReport:
     """``lldptool -t -n -i IF`` (``get-tlv -n``): the neighbour's TLVs on one interface, which
     the output does not name (``interface`` says which)."""
     text = require_text(text, "lldptool")
+    pdus: list[dict[str, list[str]]] = []  # one per 'End of LLDPDU TLV' (and an unclosed one)
     tlvs: dict[str, list[str]] = {}
     current: list[str] | None = None
     ended = False
@@ -277,16 +279,26 @@ def parse_lldptool(text: str, interface: str) -> LldpReport:
             continue
         if line == _END:
             ended = True
-            current = None
+            pdus.append(tlvs)
+            tlvs, current = {}, None
             continue
         m = _TLV_TITLE_RE.match(line)
         if m and raw[:1] not in (" ", "\t"):
             if m.group("title") in _TOOL_READ and m.group("title") in tlvs:
                 problems.append(f"the {m.group('title')} printed twice")
             current = tlvs.setdefault(m.group("title"), [])
+            ended = False
             continue
         if current is not None:
             current.append(line)
+    if tlvs or not pdus:
+        pdus.append(tlvs)
+    # the same LLDPDU printed again is one neighbour; another one is a second neighbour
+    distinct = [pdu for i, pdu in enumerate(pdus) if pdu not in pdus[:i]]
+    if len(distinct) > 1:
+        problems.append(f"{len(distinct)} different neighbours printed for {interface}: which "
+                        "one is on the port?")
+    tlvs = distinct[0]
     if "Chassis ID TLV" not in tlvs and "Port ID TLV" not in tlvs:
         raise ParseError("not lldptool -t -n output: no 'Chassis ID TLV' or 'Port ID TLV'")
     report = LldpReport(tool="lldptool", problems=problems)

@@ -10,8 +10,10 @@ a ``# nThread ... validation: V ...`` line; ``#  Rank  0 Group  0 Pid ... on HOS
 ``%12li %12li %8s %6s %6s`` then ``%7s %6.2f %6.2f %5g`` twice (2.19 prints bandwidths of
 more than 6 characters with fewer decimals); lines of the libraries around them (``NCCL
 version``, ``rccl-tests: Version``, ``RCCL version :``, ``# Errors with asterisks ...``,
-``NCCL WARN``) are skipped; 2.19 names the benchmark (``# Collective test starting:
-all_reduce_perf``). The layout before ``#wrong`` (an ``error`` column, no ``root``) is refused.
+``NCCL WARN``) are skipped, except a ``NCCL WARN`` that reports a failure (``completion with
+error``, ``failed``, ``timeout``, ``abort``): the run it interrupts is refused, naming it; 2.19
+names the benchmark (``# Collective test starting: all_reduce_perf``). The layout before
+``#wrong`` (an ``error`` column, no ``root``) is refused.
 
 What the printed figures must satisfy (``missing``), from nccl-tests' own arithmetic: one row
 per requested size, in order (``-b 8 -e 8G -f 2``: 31 rows), each printing the size and count
@@ -20,7 +22,9 @@ multiple of ranks x 16 bytes per peer, so the smallest requests print 0); ``algb
 time and ``busbw`` = algbw x 2(n-1)/n (``all_reduce``) or (n-1)/n (``alltoall``), n ranks, within
 the printed digits; ``#wrong`` 0 out-of-place (and in-place where checked); ``Out of bounds
 values : 0 OK``; the average of the bus bandwidths printed. With one rank ``busbw`` is 0 by
-definition (no data crosses any link).
+definition (no data crosses any link). Two ranks on one GPU (the same bus id on one host in
+the ``Rank`` lines) are not one rank per GPU. A bus bandwidth above what the links carry
+(:func:`above_line_rate`) is impossible.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from . import physical
 from ._util import doubling_sizes, ends_mid_line, human_bytes, require_text
 from .errors import ParseError
 
@@ -47,7 +52,7 @@ _PARAMS = re.compile(
     r"step:\s*(\d+)\((factor|bytes)\)\s+warmup iters:\s*(\d+)\s+iters:\s*(\d+)(.*)$")
 _VALIDATION = re.compile(r"\bvalidation:\s*(\d+)")
 _RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+"
-                   r"device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$")
+                   r"device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
 _HEADER = re.compile(r"^#\s*size\s+count\s+type\b(.*)$")
 _UNITS = re.compile(r"^#\s*\(B\)\s+\(elements\)(.*)$")
 #: the units line of the table: time in us, bandwidths in GB/s, twice
@@ -60,6 +65,10 @@ _ROW = re.compile(
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?\s*$")
 _AVG = re.compile(rf"^#\s*Avg bus bandwidth\s*:\s*({_NUMBER})\s*(OK|FAILED)?\s*$")
 _NAMED = re.compile(r"^#\s*Collective test (starting|concluded):\s*(\S+)\s*$")
+_WARN = re.compile(r"\bNCCL WARN\b")
+#: what a NCCL WARN says when an operation failed (the others, e.g. an unset variable, do not
+#: touch the figures)
+_FAILURE = re.compile(r"error|fail|abort|time ?out|timed out", re.IGNORECASE)
 _LIBRARY = re.compile(r"^(?:NCCL version\s+\S+|RCCL version\s*:\s*\S+|rccl-tests: Version\s+\S+)")
 
 
@@ -94,6 +103,7 @@ class NcclRank:
     host: str
     device: int
     name: str
+    bus: str = ""  # the PCI bus id in brackets, ``0000:04:00`` (empty where not printed)
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,7 @@ class NcclResult:
     concluded: bool = False
     library: str | None = None
     cut_mid_line: bool = False
+    failures: list[str] = field(default_factory=list)  # NCCL WARN lines reporting a failure
 
     def largest(self) -> NcclRow:
         return max(self.rows, key=lambda r: r.size)
@@ -160,7 +171,7 @@ def parse_nccl(text: str) -> NcclResult:
                                           int(v.group(1)) if v else None)
         elif (m := _RANK.match(line)) is not None:
             ranks.append(NcclRank(int(m.group(1)), int(m.group(2)), m.group(3),
-                                  int(m.group(4)), m.group(5)))
+                                  int(m.group(4)), m.group(6), m.group(5).strip()))
         elif (m := _HEADER.match(line)) is not None:
             columns = m.group(1).split()
             if columns[:4] == ["redop", "root", "time", "algbw"] and "#wrong" in columns:
@@ -176,6 +187,9 @@ def parse_nccl(text: str) -> NcclResult:
             result.out_of_bounds, result.out_of_bounds_verdict = int(m.group(1)), m.group(2)
         elif (m := _AVG.match(line)) is not None:
             result.avg_busbw, result.avg_verdict = float(m.group(1)), m.group(2)
+        elif _WARN.search(line):
+            if _FAILURE.search(line):
+                result.failures.append(line.strip())
         elif _LIBRARY.match(line.strip()):
             result.library = result.library or line.strip()
         elif header and _ROW_START.match(line):
@@ -225,6 +239,7 @@ def missing(result: NcclResult, benchmark: str, min_bytes: int, max_bytes: int,
     if result.units != UNITS:
         problems.append(f"{name}: units {' '.join(result.units or ('none',))}, expected "
                         f"{' '.join(UNITS)} (time in us, bandwidths in GB/s)")
+    problems += [f"{name}: {line!r}: the run reported a failure" for line in result.failures]
     n = _rank_count(result, name, ranks, problems)
     problems += [f"{name}: unreadable row {line!r}" for line in result.unreadable]
     problems += _rows_problems(result, name, doubling_sizes(min_bytes, max_bytes)
@@ -270,6 +285,11 @@ def _rank_count(result: NcclResult, name: str, ranks: int | None, problems: list
         problems.append(f"{name}: rank lines {listed}, expected 0..{len(listed) - 1} once each")
     if ranks is not None and len(listed) != ranks:
         problems.append(f"{name}: {len(listed)} ranks listed, expected {ranks}")
+    seen: dict[tuple[str, str], int] = {}
+    for r in result.ranks:
+        if r.bus and (first := seen.setdefault((r.host, r.bus), r.rank)) != r.rank:
+            problems.append(f"{name}: ranks {first} and {r.rank} on one GPU ({r.host} "
+                            f"[{r.bus}]), asked one rank per GPU")
     return len(listed)
 
 
@@ -353,3 +373,10 @@ def _average_problems(result: NcclResult, name: str) -> list[str]:
         return [f"{name}: average bus bandwidth {avg} GB/s is not the mean of the rows' "
                 f"{mean:.6g} (rows missing or added?)"]
     return []
+
+
+def above_line_rate(result: NcclResult, benchmark: str, ceiling: physical.Ceiling) -> list[str]:
+    """A bus bandwidth (GB/s, either half of a row) above ``ceiling``: the first such size and
+    how many more. Empty when every figure fits."""
+    rows = [(r.size, max(r.out_of_place.busbw, r.in_place.busbw)) for r in result.rows]
+    return physical.rates_above(f"{benchmark} busbw", rows, 8.0, "GB/s", ceiling)

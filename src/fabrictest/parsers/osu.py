@@ -14,7 +14,8 @@ Identity (docs/parsers.md): one run per output for :func:`parse_osu` (two titles
 printed twice, are ambiguous: ParseError; :func:`parse_osu_all` reads a job that ran several),
 each size once (a repeated size is ParseError, never first- or last-wins), a row is exactly the
 header's columns; lines a job script prints before the title or after the last row are
-ignored, a line between two rows is not (:func:`missing` names it). :func:`missing` with
+ignored, a line between two rows is not (:func:`missing` names it), unless it is a compiler's
+or an MPI's own (``3 warnings generated.``, Open MPI's help aggregation; ``_util.tool_noise``). :func:`missing` with
 ``benchmark=`` also checks that the title, direction and unit are the benchmark's, and
 :func:`above_line_rate` that no rate exceeds what the link carries.
 """
@@ -34,6 +35,7 @@ from ._util import (
     require_text,
     sizes_missing,
     to_float,
+    tool_noise,
 )
 from .collectives import DEFAULT_MAX_SIZE as COLLECTIVE_MAX_SIZE
 from .collectives import SIZELESS, faster_than_links, first_size, is_collective
@@ -250,7 +252,8 @@ def _parse_segment(lines: list[str]) -> OsuResult:
             continue
         row = _row(columns, raw, result.sized) if columns is not None else None
         if row is None:
-            pending.append(line)
+            if not tool_noise(line):  # a compiler's or MPI's own line is no table's
+                pending.append(line)
             continue
         size, value, extra, passed = row
         if size in seen:
@@ -324,6 +327,7 @@ def missing(
     name: str | None = None,
     benchmark: str | None = None,
     top_floor: float = physical.TOP_FLOOR,
+    datatype: str | None = None,
 ) -> list[str]:
     """What keeps ``result`` from being a whole run of sizes ``min_size..max_size`` (OSU
     doubles the size from ``min_size``; by default the first size printed, which must be 0 or
@@ -334,12 +338,14 @@ def missing(
     collapses at the largest sizes: below ``top_floor`` of the smaller sizes' peak,
     ``physical.SHARED_TOP_FLOOR`` where the ranks share a host); with ``benchmark``
     (``osu_bw``), an output of another
-    benchmark, direction or unit. Empty when whole. OSU prints no closing line, so a run cut
+    benchmark, direction or unit; with ``datatype`` (``-T mpi_float``), a ``# Datatype:`` line
+    that names another (or none). Empty when whole. OSU prints no closing line, so a run cut
     after a row is only seen by its missing sizes."""
     label = name or benchmark or f"osu_{result.benchmark}"
     problems = identity_problems(result, benchmark, label) if benchmark else []
     if result.cut_mid_line:
         problems.append(f"{label}: output ends mid-line (cut short)")
+    problems += datatype_problems(result, datatype, label) if datatype else []
     if result.inside:
         more = f" (and {len(result.inside) - 1} more)" if len(result.inside) > 1 else ""
         problems.append(f"{label}: a line inside its table that is not OSU's: "
@@ -362,6 +368,15 @@ def missing(
                                          top_floor)
         problems += [collapse] if collapse else []
     return problems
+
+
+def datatype_problems(result: OsuResult, datatype: str, label: str | None = None) -> list[str]:
+    """Why ``result`` is not of ``datatype`` (``mpi_float``, as ``-T`` takes it): its ``#
+    Datatype:`` line names another, or none (an OSU that ignored ``-T``)."""
+    if (result.datatype or "").upper() == datatype.upper():
+        return []
+    return [f"{label or f'osu_{result.benchmark}'}: datatype {result.datatype or 'not printed'}, "
+            f"asked {datatype.upper()} (-T {datatype.lower()})"]
 
 
 def above_line_rate(result: OsuResult, line_rate_gbps: float, links: int = 1,
@@ -406,6 +421,21 @@ def unphysical(result: OsuResult, label: str | None = None) -> list[str]:
             if not math.isfinite(v) or v < 0:
                 problems.append(f"{label}: {key} at {human_bytes(row.size)} is {v:g}, not a "
                                 "finite number >= 0")
+        problems += _spread_problems(label, row)
+    return problems
+
+
+def _spread_problems(label: str, row: OsuRow) -> list[str]:
+    """``-f``'s columns: the average between the ranks' least and greatest latency (each
+    printed with the same 2 decimals, so rounding keeps the order), at least one iteration."""
+    where = f"{label} at {human_bytes(row.size)}"
+    lo, hi = row.extra.get("min_latency"), row.extra.get("max_latency")
+    problems = []
+    if lo is not None and hi is not None and not lo <= row.value <= hi:
+        problems.append(f"{where}: min {lo:g}, avg {row.value:g}, max {hi:g} us: not min <= "
+                        "avg <= max, not one run's figures")
+    if (n := row.extra.get("iterations")) is not None and n < 1:
+        problems.append(f"{where}: {n:g} iterations: nothing was measured")
     return problems
 
 

@@ -25,6 +25,7 @@ GB/s).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ._util import human_bytes
@@ -39,6 +40,51 @@ SHARED_TOP_FLOOR = 1e-4
 TOP_SHARE = 0.25
 #: Gb/s in one MB/s (OSU's and IMB's MB are 10^6 bytes)
 GBPS_PER_MBS = 8e-3
+
+
+#: unit prefixes, data rates (bytes or bits per second) and times: the one table of units
+#: (``report.units`` converts with it, the reference loader and the figure readers bound with it)
+PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+          "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50}
+RATE_UNIT = re.compile(r"^(?P<p>[kKMGTP]i?|)(?:(?P<byte>B|[Bb]ytes?)(?:/s|/sec|ps)|"
+                       r"(?P<bit>bps|b/s|bit/s|bits/s|bit|bits))$")
+TIME_UNIT = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "μs": 1e-6,
+             "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
+             "seconds": 1.0, "min": 60.0, "h": 3600.0}
+#: what a reference (or a figure) of a fabric test can be, per kind, in bytes/s and seconds.
+#: A rate below 125 B/s (1 kb/s) is a link that is down, not a bandwidth; above 1.25e15 B/s
+#: (10 Pb/s) is more than the global bandwidth of any machine built. A time below 1 ns is
+#: less than light takes across a node (30 cm); above a week no test of the suite runs.
+PLAUSIBLE = {"data rate": (125.0, 1.25e15, "1 kb/s .. 10 Pb/s"),
+             "time": (1e-9, 7 * 86400.0, "1 ns .. 1 week")}
+
+
+def in_base_unit(value: float, unit: str | None) -> tuple[str, float] | None:
+    """(``"data rate"`` or ``"time"``, ``value`` in bytes/s or seconds), None for another
+    unit (a ratio, a count)."""
+    u = (unit or "").strip()
+    if u in TIME_UNIT:
+        return "time", value * TIME_UNIT[u]
+    m = RATE_UNIT.match(u)
+    if m and m.group("p") in PREFIX:
+        scale = PREFIX[m.group("p")]
+        return "data rate", value * (scale if m.group("byte") else scale / 8)
+    return None
+
+
+def implausible(value: float, unit: str | None) -> str | None:
+    """Why ``value`` in ``unit`` is no rate or time of a fabric (outside :data:`PLAUSIBLE`),
+    e.g. ``1e-09 Gbps is below 1 kb/s .. 10 Pb/s``; None when it is one or the unit is
+    neither a rate nor a time."""
+    based = in_base_unit(value, unit)
+    if based is None:
+        return None
+    kind, v = based
+    lo, hi, words = PLAUSIBLE[kind]
+    if lo <= v <= hi:
+        return None
+    return (f"{value:g} {unit} is {'below' if v < lo else 'above'} what a {kind} of a fabric "
+            f"can be ({words})")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ..parsers import physical
 from .model import (
     INDEX_KEY,
     INFORMATIONAL_KEY,
@@ -127,6 +128,8 @@ def parse_entry(where: str, val: Any, figure: str = "") -> Reference:
     problem = reference_value_problem(ref)
     if problem:
         raise ReferenceError(f"{where}: {problem}")
+    if (why := physical.implausible(ref, unit)) is not None:  # per unit: physical.PLAUSIBLE
+        raise ReferenceError(f"{where}: reference {why}: impossible")
     side = side_that_matters(unit, figure) if figure else None
     if side == "lower" and lower is None:
         raise ReferenceError(f"{never} a rate ({figure} in {unit}) needs a lower bound: only a "

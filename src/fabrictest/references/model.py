@@ -30,7 +30,8 @@ INFORMATIONAL_KEY = "informational"
 STRICT_LOWER, STRICT_UPPER = -0.5, 1.0
 LOOSE_LOWER, LOOSE_UPPER = -0.99, 999.0
 #: a reference is a normal positive number in this range (1e-300, a subnormal, 1e308 are
-#: typing errors, not figures of a fabric: a nanosecond to a petabyte per second)
+#: typing errors, not figures of a fabric: a nanosecond to a petabyte per second); a rate's or
+#: a time's own bounds, by its unit, are ``parsers.physical.PLAUSIBLE``
 MIN_REFERENCE, MAX_REFERENCE = 1e-9, 1e15
 
 

@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..parsers import physical
+
 _PARAM = re.compile(r"%(\w+)=(\S+)")
 
 
@@ -137,9 +139,11 @@ def _rate(unit: str) -> bool:
 
 
 def refuse_impossible(source: str, test: str, pvar: str, value: float | None, unit: str,
-                      ref: float | None = None) -> None:
-    """A figure no benchmark prints for a real run (``inf``, ``nan``, negative; 0 for a rate)
-    or a reference that is not a finite number is no result: ResultsError, one line."""
+                      ref: float | None = None, lower: float | None = None) -> None:
+    """A figure no benchmark prints for a real run (``inf``, ``nan``, negative; 0 for a rate),
+    a reference that is not a finite number or no rate or time of a fabric
+    (``physical.implausible``: 1e-300 Gbps), or a band that reaches 0 on a rate (a lower
+    threshold of -1 or less: every figure passes) is no result: ResultsError, one line."""
     if value is not None and (not math.isfinite(value) or value < 0
                               or (value == 0 and _rate(unit))):
         kind = "a finite positive rate" if _rate(unit) else "a finite number >= 0"
@@ -148,6 +152,12 @@ def refuse_impossible(source: str, test: str, pvar: str, value: float | None, un
     if ref is not None and not math.isfinite(ref):
         raise ResultsError(f"{source}: {test} {pvar}: reference {ref:.4g} is not a finite "
                            "number: refused")
+    if ref and (why := physical.implausible(ref, unit)) is not None:
+        raise ResultsError(f"{source}: {test} {pvar}: reference {why}: refused")
+    if ref and lower is not None and lower <= -1 and _rate(unit):
+        raise ResultsError(f"{source}: {test} {pvar}: lower threshold {lower:g} puts the band's "
+                           f"floor at {ref * (1 + lower):g} {unit}: a band reaching 0 accepts "
+                           "every figure: refused")
 
 
 @dataclass
@@ -293,11 +303,15 @@ def read_report(data, source: str = "") -> ResultSet:
                     continue
                 pvar = str(key).split(":")[-1]
                 val, ref, lower, upper, unit = (list(pv) + [None] * 6)[:5]
+                if isinstance(val, bool) or isinstance(ref, bool):
+                    raise ResultsError(f"{source or uuid}: {name} {pvar} = {val!r}, reference "
+                                       f"{ref!r}: a JSON boolean is not a figure: refused")
                 if val is not None and _num(val) is None:
                     out.unreadable += 1
                     continue
                 result = pv[5] if len(pv) > 5 else tc.get("result", "")
-                refuse_impossible(source or uuid, name, pvar, _num(val), unit or "", _num(ref))
+                refuse_impossible(source or uuid, name, pvar, _num(val), unit or "", _num(ref),
+                                  _num(lower))
                 if variables is None:
                     variables = _variables(tc)
                 out.records.append(

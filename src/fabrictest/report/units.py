@@ -15,16 +15,10 @@ dimension: equal strings compare, others are refused.
 from __future__ import annotations
 
 import math
-import re
 
-_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
-           "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50}
-#: a data rate: prefix, bytes (B) or bits (b, bit, bps), per second
-_RATE = re.compile(r"^(?P<p>[kKMGTP]i?|)(?:(?P<byte>B|[Bb]ytes?)(?:/s|/sec|ps)|"
-                   r"(?P<bit>bps|b/s|bit/s|bits/s|bit|bits))$")
-_TIME = {"ns": 1e-9, "nsec": 1e-9, "us": 1e-6, "usec": 1e-6, "µs": 1e-6, "μs": 1e-6,
-         "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0,
-         "seconds": 1.0, "min": 60.0, "h": 3600.0}
+from ..parsers.physical import PREFIX as _PREFIX
+from ..parsers.physical import RATE_UNIT as _RATE
+from ..parsers.physical import TIME_UNIT as _TIME
 
 DATA_RATE, TIME = "data rate", "time"
 
