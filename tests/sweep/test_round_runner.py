@@ -87,6 +87,7 @@ def _by_run(res):
     return {(r.round, r.src, r.dst): (r.status, r.value) for r in res.table.runs()}
 
 
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_one_step_per_round_gives_the_per_run_verdict_with_two_steps_a_round():
     per_run = PerRun(FakeTxrx(), pair_timeout=3)
     per_round = PerRound(FakeTxrx(), pair_timeout=3)
@@ -103,6 +104,7 @@ def test_one_step_per_round_gives_the_per_run_verdict_with_two_steps_a_round():
     assert {s for (x, y), s in statuses.items() if "dead" in (x, y)} == {"failed"}
 
 
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_a_step_that_dies_or_hangs_fails_its_pairs_not_the_sweep():
     names = ["a", "b", "c", "d"]
     rnd = Round(1, "screen", [0, 2], [1, 3], names)
@@ -120,6 +122,7 @@ def test_a_step_that_dies_or_hangs_fails_its_pairs_not_the_sweep():
     assert not hangs._procs
 
 
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_a_pair_on_the_wrong_nodes_is_not_counted():
     names = ["a", "b", "c", "d"]
     rnd = Round(1, "screen", [0, 2], [1, 3], names)
@@ -150,6 +153,7 @@ for i in range(p):
 """
 
 
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_a_step_aborted_for_a_node_that_cannot_start_is_run_again_without_it():
     names = ["a", "down", "c", "d", "e", "f"]
     r = PerRound(FakeTxrx(), pair_timeout=3)
