@@ -325,7 +325,7 @@ for argv, line in REPORT_BAD:
     cmd(f"report {' '.join(argv)}", ["fabric-report", *argv], 2,
         rf"^fabric-report[ a-z]*: .*{line}")
 cmd("report history of 3 sessions", ["fabric-report", "history", "--perflog", f"{P}/base"], 2,
-    r"^(fabric-report[ a-z]*: )?nothing to judge: .* 10 needed")
+    r"^(fabric-report[ a-z]*: )?too few runs to judge \(3 of 10\)")
 cmd("report history (inf figure)", ["fabric-report", "history", "--perflog", f"{P}/inf"], 2,
     r"^fabric-report[ a-z]*: .*(value inf .* is not a finite number|= inf .* is not a finite "
     r"positive rate: refused)")

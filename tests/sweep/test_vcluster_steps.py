@@ -55,8 +55,11 @@ def verdict(stdout: str) -> list[str]:
     return lines[lines.index("verdict:") + 1:] if "verdict:" in lines else lines[-3:]
 
 
-def both_modes(tmp_path: Path, up: tuple[str, ...], tag: str) -> dict:
-    state = tmp_path / f"state-{tag}"
+def both_modes(tmp_path: Path, up: tuple[str, ...], tag: str, short: Path) -> dict:
+    # a short state directory: slurmstepd's sockets live in it (SlurmdSpoolDir) and a Unix
+    # socket's path has at most 107 bytes; under pytest's per-test directory the extern
+    # step's socket passed that and every task launch failed ("Unspecified error")
+    state = short / f"state-{tag}"
     with held_cluster(state, "--nodes", "4", *up, wait_s=540, up_timeout=400):
         env = env_of(state)
         vcluster(state, "degrade", "node03", "100mbit")
@@ -71,8 +74,10 @@ def both_modes(tmp_path: Path, up: tuple[str, ...], tag: str) -> dict:
     return got
 
 
-def test_one_step_per_round_matches_a_step_per_run_and_fits_a_low_max_step_count(tmp_path):
-    default = both_modes(tmp_path, (), "default")
+def test_one_step_per_round_matches_a_step_per_run_and_fits_a_low_max_step_count(
+        tmp_path, tmp_path_factory):
+    short = tmp_path_factory.mktemp("vc-steps")
+    default = both_modes(tmp_path, (), "default", short)
     run, rnd = default["run"], default["round"]
     for mode in (run, rnd):  # node03 named, both directions, and only node03
         assert mode["rc"] == 1, mode["out"]
@@ -82,7 +87,7 @@ def test_one_step_per_round_matches_a_step_per_run_and_fits_a_low_max_step_count
     assert run["steps"] == len(run["data"]["pairs"])  # a step per run
     assert rnd["steps"] <= 2 * len(rnd["data"]["rounds"]) + 2
 
-    low = both_modes(tmp_path, ("--max-step-count", str(LOW_STEPS)), "low")
+    low = both_modes(tmp_path, ("--max-step-count", str(LOW_STEPS)), "low", short)
     per_run, per_round = low["run"], low["round"]
     failed = [p for p in per_run["data"].get("pairs", []) if p["status"] != "ok"]
     assert failed, per_run["out"]  # the runs past MaxStepCount got no step

@@ -39,10 +39,12 @@ def gpcnet_home():
 
 
 @pytest.mark.timeout(3600)
-def test_gpcnet_family_passes_on_ten_nodes(gpcnet_home, tmp_path):
+def test_gpcnet_family_passes_on_ten_nodes(gpcnet_home, tmp_path, tmp_path_factory):
     work = tmp_path / "work"
     work.mkdir()
-    with held_cluster(tmp_path / "state", "--nodes", "10") as state:
+    # a short state directory: Slurm's step sockets live in it (vcluster.plan.SOCKET_PATH_MAX)
+    state_dir = tmp_path_factory.mktemp("vc-gpcnet") / "state"
+    with held_cluster(state_dir, "--nodes", "10") as state:
         res = Suite(state, work).run("gpcnet", CASES, *EXTRA, timeout=3300)
     cases = {n: tc for n, tc in res["cases"].items() if n.startswith("Gpcnet")}
     assert len(cases) == 2, summary(res)

@@ -271,3 +271,13 @@ def test_a_flap_turns_the_link_it_is_given_and_leaves_it_up(monkeypatch, tmp_pat
     with pytest.raises(VClusterError):
         faults.flap(node, 1, 1.0, set_link=fails_down)
     assert turns == [False, True]
+
+
+def test_a_state_dir_too_long_for_slurms_sockets_is_refused():
+    """Under a 74-character state directory every srun task launch failed ("Unspecified
+    error": slurmstepd's socket path in the spool directory passed 107 bytes)."""
+    long = Plan(nodes=4, state_dir="/tmp/pytest-of-root/pytest-141/"
+                "test_one_step_per_round_matche0/state-default")
+    assert "too long for Slurm's step sockets" in long.state_dir_problem()
+    assert Plan(nodes=4, state_dir="/tmp/pytest-of-root/pytest-1410/vc-quarantine10/state"
+                ).state_dir_problem() is None

@@ -220,7 +220,8 @@ def _nic_checks(args, node: str, nic: str, declared: Declared,
 
 
 def _loopback(args, node: str, nic: str, port: PortInfo | None) -> CheckResult:
-    if port is not None and not args.no_rdma:
+    through_nic = port is not None and not args.no_rdma
+    if through_nic:
         rate, rate_problem = port.rate_gbps, None if port.rate_gbps else "the port reports none"
         gid = port.rocev2_gids()[0].index if port.rocev2_gids() else None
         got, problem = gather.loopback_rdma(port.device or "?", port.port, gid)
@@ -232,7 +233,7 @@ def _loopback(args, node: str, nic: str, port: PortInfo | None) -> CheckResult:
     if args.port_rate is not None:
         rate, rate_problem = args.port_rate, None
     return checks.check_loopback(node, nic, method, got, rate, args.loopback,
-                                 problem or rate_problem)
+                                 problem or rate_problem, through_nic=through_nic)
 
 
 __all__ = ["Declared", "add_options", "mgmt_targets", "nics", "read_declared", "run",

@@ -110,6 +110,9 @@ class Cluster:
             self.log("clearing a partial cluster")
             existing.down()
         self._check_conflicts()
+        problem = self.plan.state_dir_problem()
+        if problem:
+            raise VClusterError(problem)
         t0 = time.monotonic()
         self.plan.state_dir.mkdir(parents=True, exist_ok=True)
         (self.plan.state_dir / "run-netns-mounted").write_text(

@@ -52,6 +52,14 @@ DEFAULT_RATE = "200mbit"
 _NODE_RE = re.compile(r"^node(\d{2,})$")
 
 
+#: slurmstepd's socket for a job's extern step in a node's SlurmdSpoolDir
+#: (conf_files: STATE/nodes/<node>/spool), with a job id of 7 digits: a Unix socket's path
+#: holds at most 107 bytes, and past it every task launch fails with "Unspecified error" (seen
+#: with a 74-character state directory under pytest's per-test directory)
+STEP_SOCKET_TAIL = "/nodes/node01/spool/node01_1234567.4294967292"
+SOCKET_PATH_MAX = 107
+
+
 def default_state_dir() -> Path:
     """`$VCLUSTER_STATE_DIR`, else `<system temporary directory>/fabrictest-vcluster`."""
     env = os.environ.get(STATE_ENV)
@@ -144,6 +152,16 @@ class Plan:
                 raise PlanError(f"subnet {self.subnet}: the routed fabric's subnet after it "
                                 f"({fab}) is too small or not private")
         object.__setattr__(self, "state_dir", Path(self.state_dir))
+
+    def state_dir_problem(self) -> str | None:
+        """Why Slurm could not launch a task with its spool under :attr:`state_dir`; None."""
+        longest = len(str(self.state_dir.resolve())) + len(STEP_SOCKET_TAIL)
+        if longest <= SOCKET_PATH_MAX:
+            return None
+        return (f"--state-dir {self.state_dir}: too long for Slurm's step sockets inside it "
+                f"({longest} of at most {SOCKET_PATH_MAX} bytes with '{STEP_SOCKET_TAIL}'; "
+                f"every task launch would fail): choose a directory of at most "
+                f"{SOCKET_PATH_MAX - len(STEP_SOCKET_TAIL)} characters")
 
     # --- addresses -------------------------------------------------------------------
     @property
