@@ -99,25 +99,25 @@ def level(summary) -> RunLevel:
                      per_iteration(summary, "irecv"))
 
 
-def trial(launch: Launch, nprocs: int, ppn: int, inject: str | None = None
-          ) -> tuple[Scaling, float]:
-    """One `-n 32 -r 30` run: the check's figures, and the median time per iteration over the
-    first 2 iterations."""
-    summary = run(launch, nprocs, ppn, MANY, REPS, inject)
+def trial(launch: Launch, nprocs: int, ppn: int, inject: str | None = None,
+          reps: int = REPS) -> tuple[Scaling, float]:
+    """One `-n 32 -r REPS` run: the check's figures, and the median time per iteration over
+    the first 2 iterations."""
+    summary = run(launch, nprocs, ppn, MANY, reps, inject)
     reps = [(t.cumulative("end_to_end"), t.cumulative("irecv")) for t in summary.times]
     return scaling(reps, FEW, MANY), statistics.median(e[FEW] / FEW for e, _ in reps)
 
 
-def run_trials(launch: Launch, nprocs: int, ppn: int, count: int) -> Trials:
+def run_trials(launch: Launch, nprocs: int, ppn: int, count: int, reps: int = REPS) -> Trials:
     """``count`` healthy runs, then ``count`` with the delay that doubles the time per
     iteration: 16 delayed iterations of 32 add d/2 per iteration to the healthy growth g0 of
-    the per-iteration time b2, so d = 2 b2 (2 - g0)."""
-    healthy_runs = [trial(launch, nprocs, ppn) for _ in range(count)]
+    the per-iteration time b2, so d = 2 b2 (2 - g0). ``reps`` repetitions a run."""
+    healthy_runs = [trial(launch, nprocs, ppn, reps=reps) for _ in range(count)]
     healthy = [f for f, _ in healthy_runs]
     g0 = statistics.median(f.end_to_end for f in healthy)
     b2 = statistics.median(few for _, few in healthy_runs)
     usec = round(2 * b2 * (2.0 - g0) * 1e6, 3)
-    faulty = [trial(launch, nprocs, ppn, f"{FROM}:{usec}")[0] for _ in range(count)]
+    faulty = [trial(launch, nprocs, ppn, f"{FROM}:{usec}", reps)[0] for _ in range(count)]
     return Trials(healthy, faulty, usec)
 
 
