@@ -133,18 +133,18 @@ def test_every_program_searched_for_is_run_by_a_family():
 
 def test_the_check_names_a_program_left_out(tmp_path):
     """A family running a program the search does not know is named, with the file to edit."""
-    family = tmp_path / "osu_multi_lat.py"
+    family = tmp_path / "osu_scratch_lat.py"
     family.write_text(
         "import reframe as rfm\nfrom fabric_osu import OsuBase\nfrom reframe.core.builtins "
-        "import parameter, run_after\n\n\n@rfm.simple_test\nclass OsuMultiLatTest(OsuBase):\n"
-        "    benchmark = parameter(['osu_multi_lat'])\n\n    @run_after('setup')\n"
+        "import parameter, run_after\n\n\n@rfm.simple_test\nclass OsuScratchLatTest(OsuBase):\n"
+        "    benchmark = parameter(['osu_scratch_lat'])\n\n    @run_after('setup')\n"
         "    def set_command(self):\n        self.executable = self.osu_binary(self.benchmark)\n")
     spec = importlib.util.spec_from_file_location("fabrictest_programs_scratch", family)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     tree = ast.parse(family.read_text())
-    bodies = {**class_bodies(), "OsuMultiLatTest": (family, tree.body[-1])}
-    (problem,) = unknown_programs([mod.OsuMultiLatTest], bodies)
-    assert "OsuMultiLatTest (osu_multi_lat.py) runs osu program 'osu_multi_lat'" in problem
+    bodies = {**class_bodies(), "OsuScratchLatTest": (family, tree.body[-1])}
+    (problem,) = unknown_programs([mod.OsuScratchLatTest], bodies)
+    assert "OsuScratchLatTest (osu_scratch_lat.py) runs osu program 'osu_scratch_lat'" in problem
     assert "src/fabrictest/binaries.py" in problem
