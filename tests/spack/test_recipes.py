@@ -183,6 +183,44 @@ def test_versions_agree_across_recipes(recipes):
     assert numeric["py-fabrictest"] == numeric["fabrictest-benchmarks"] == numeric["fabrictest"]
 
 
+def _version_calls(recipe: Recipe) -> list[tuple[str, dict[str, str | None]]]:
+    return [(Recipe._text(c.args[0]), {k.arg: Recipe._text(k.value) for k in c.keywords})
+            for c in recipe.calls.get("version", [])]
+
+
+def test_a_numbered_version_names_one_tree(recipes):
+    """Spack's style: a branch version is named after its branch (`main`, a spec that says it
+    moves); a numbered version is one tree (a commit, or an archive's sha256), so two installs
+    of @0.1.0 build the same sources. A bundle fetches nothing."""
+    for name, recipe in recipes.items():
+        if "BundlePackage" in recipe.path.read_text():
+            continue
+        for version, kw in _version_calls(recipe):
+            if "branch" in kw:
+                assert kw["branch"] == version, f"{name}@{version} names branch {kw['branch']}"
+            if version[0].isdigit():
+                pinned = re.fullmatch(r"[0-9a-f]{40}", kw.get("commit") or "") or re.fullmatch(
+                    r"[0-9a-f]{64}", kw.get("sha256") or "")
+                assert pinned and "branch" not in kw, f"{name}@{version}: {kw} is no one tree"
+
+
+def test_our_pinned_commit_is_in_this_repositorys_history(recipes):
+    """The commit our numbered versions name exists, on the history of this checkout."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                              timeout=60)
+
+    shallow = git("rev-parse", "--is-shallow-repository")
+    if shallow.returncode != 0 or shallow.stdout.strip() != "false":
+        pytest.skip("not a whole git history: the commit cannot be looked up")
+    for name in ("py-fabrictest", "fabrictest-benchmarks"):
+        (commit,) = {kw["commit"] for v, kw in _version_calls(recipes[name]) if "commit" in kw}
+        found = git("merge-base", "--is-ancestor", commit, "HEAD")
+        assert found.returncode == 0, f"{name}: {commit} is not in this checkout's history"
+
+
 def test_c_package_has_gpu_variants_and_builds_src_c(recipes):
     recipe = recipes["fabrictest-benchmarks"]
     source = recipe.path.read_text()
