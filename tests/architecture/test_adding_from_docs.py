@@ -133,8 +133,11 @@ def test_a_family_and_a_system_added_from_the_docs_list_and_dry_run(tmp_path):
                       tmp_path / "dry", timeout=180, root=root)
     assert dry.returncode == 0, dry.output[-3000:]
     script = dry.job_script("OsuMultiLatTest")
-    assert re.search(r"mpirun .*-np 4 .*osu_multi_lat", script), script
-    assert "scratch-01 slots=2" in script or "scratch-01" in script, script
+    # the system's own Spack environment, nodes and launcher; the family's 2 pairs on 2 nodes
+    assert f"spack env activate --sh -d {root}/config/spack/scratch" in script, script
+    assert "printf 'scratch-01 slots=2\\nscratch-02 slots=2\\n' > hostfile.txt" in script, script
+    assert re.search(r"^mpirun -np 4 -map-by ppr:2:node -hostfile hostfile.txt .* osu_multi_lat$",
+                     script, re.MULTILINE), script
     guards = fast_guards(root)
     assert guards.returncode == 0, guards.stdout[-4000:] + guards.stderr[-2000:]
     assert re.search(r"\d+ passed", guards.stdout), guards.stdout[-2000:]
