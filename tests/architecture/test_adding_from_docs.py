@@ -24,7 +24,8 @@ FAST = re.search(r'FABRICTEST_FAST=1 exec python -m pytest -m "([^"]+)"',
 GUARDS = ("tests/architecture/test_layers.py::test_the_families_contract_names_every_family",
           "tests/reframe/test_variables.py::test_every_variable_has_a_rule_and_a_safe_kind",
           "tests/reframe/test_references.py", "tests/reframe/test_family_programs.py",
-          "tests/spack/test_recipes.py")
+          "tests/spack/test_recipes.py",
+          "tests/reframe/test_listing.py::test_every_family_has_a_listing_statement")
 
 #: the new family, an OSU program on OsuBase (the family of issue 43's trial)
 FAMILY = '''"""OSU's multi-pair latency, ``PROGRAM``: ``lat_pairs`` pairs of ranks between two
@@ -107,6 +108,11 @@ def add_family(root: Path, program: str = "osu_multi_lat", register: bool = True
              '"lat_pairs",')
     # its program among those the one search looks for
     edit(root / "src/fabrictest/binaries.py", '"osu_mbw_mr",\n', '"osu_mbw_mr", "osu_multi_lat",\n')
+    # step 4: what it needs, stated for the listing tests
+    listing = root / "tests/reframe/test_listing.py"
+    edit(listing, '    "NcclTest",\n)', '    "NcclTest",\n    "OsuMultiLatTest",\n)')
+    edit(listing, '"NcclTest": ("nccl", "gpu"),\n}', '"NcclTest": ("nccl", "gpu"),\n'
+         '    "OsuMultiLatTest": ("osu",),\n}')
 
 
 def fast_guards(root: Path) -> subprocess.CompletedProcess:

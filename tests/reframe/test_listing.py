@@ -5,12 +5,13 @@ none; `-vv` says why a case is not listed; the suite loads without warnings."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import re
 
 import pytest
-from _rfm import SETTINGS, SYSTEMS, run_reframe
+from _rfm import ROOT, SETTINGS, SYSTEMS, run_reframe
 from scenario_math import txrx_layout
 
 from fabrictest.binaries import benchmark_features
@@ -92,6 +93,38 @@ def family_fits(family: str, features, transports) -> bool:
     IMB: a transport the partition defines, extras.transports)."""
     fits = all(f in features for f in FAMILY_NEEDS.get(family, ("mpi",)))
     return fits and (bool(transports) if family == "ImbTest" else True)
+
+
+#: families whose listing is checked elsewhere (by scale, node sets or a cluster), and where
+LISTED_ELSEWHERE = {
+    "CongestionTest": "test_congestion_listing.py",
+    "GpcnetNetworkTest": "test_gpcnet_family.py",
+    "GpcnetLoadTest": "test_gpcnet_family.py",
+    "SweepTest": "test_listing.py",  # test_vcluster_lists_against_its_four_node_default
+}
+
+
+def registered_families() -> set[str]:
+    """The classes of reframe_tests/ under `@rfm.simple_test`, read from the source."""
+    found = set()
+    for path in (ROOT / "reframe_tests").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                    ast.unparse(d).endswith("simple_test") for d in node.decorator_list):
+                found.add(node.name)
+    return found
+
+
+def test_every_family_has_a_listing_statement():
+    """A new family is stated here (FAMILIES, with what it needs in FAMILY_NEEDS), or named
+    with the file that checks its listing: it cannot go unchecked for being new."""
+    unstated = registered_families() - set(FAMILIES) - set(LISTED_ELSEWHERE)
+    assert not unstated, (f"{sorted(unstated)}: add to FAMILIES (and FAMILY_NEEDS, what it "
+                          "needs) in tests/reframe/test_listing.py")
+    gone = (set(FAMILIES) | set(LISTED_ELSEWHERE)) - registered_families()
+    assert not gone, f"{sorted(gone)} in tests/reframe/test_listing.py are no family any more"
+    for family, where in LISTED_ELSEWHERE.items():
+        assert family in (ROOT / "tests" / "reframe" / where).read_text(), (family, where)
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
