@@ -2,7 +2,8 @@
 family", "Adding a system"), in a copy of the checkout: both list (`reframe -l`) and dry-run,
 and the fast loop's guards pass on the copy. Then the same family with each mistake of issue
 43 planted (left out of the families contract, a variable without a rule, a reference in the
-wrong unit, a wrong benchmark name): each guard of the fast selection fails, naming it."""
+wrong unit, a wrong benchmark name): each guard of the fast selection fails, naming it.
+The family is an OSU program on OsuBase, whose parser it uses: step 1 (a parser) is not needed."""
 
 from __future__ import annotations
 
