@@ -16,7 +16,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "config" / "reframe" / "settings.py"
 TESTS_DIR = ROOT / "reframe_tests"
-SYSTEMS_DIR = ROOT / "config" / "reframe" / "systems"
 #: systems whose listing depends on this host's state (vcluster: a running cluster's; its tests
 #: give it a VCLUSTER_STATE_DIR of their own), left out of SYSTEMS
 STATEFUL_SYSTEMS = ("vcluster",)
