@@ -178,5 +178,6 @@ def test_the_fast_guards_fail_on_each_planted_mistake(tmp_path):
         assert line in out, (mistake, out[-4000:])
     assert "lat_pairs: no rule in fabric_variables.RULES" in out
     assert "runs osu program 'osu_multi_latency'" in out
+    assert "OsuPt2PtTest.local.osu_latency.latency unit 'ms' != the test's 'us'" in out
     # nothing else failed: each mistake is found by its own guard
     assert len(re.findall(r"^FAILED ", out, re.MULTILINE)) == len(failed), out[-4000:]
