@@ -37,13 +37,14 @@ from fabric_placement import job_nodes, one_host
 from fabric_types import Flag
 from reframe.core.builtins import parameter, performance_function, run_after, variable
 
+from fabrictest.binaries import OSU_COLLECTIVES
 from fabrictest.parsers.collectives import DEFAULT_MAX_SIZE, REDUCTIONS, SIZELESS
 from fabrictest.parsers.hostlists import compress
 from fabrictest.parsers.node_sets import LABELS
 from fabrictest.parsers.osu import datatype_problems
 
-BENCHMARKS = ["osu_allreduce", "osu_alltoall", "osu_allgather", "osu_bcast",
-              "osu_reduce_scatter", "osu_barrier"]
+#: the one list of them, where the binaries are searched for (fabrictest.binaries)
+BENCHMARKS = list(OSU_COLLECTIVES)
 #: the small-message headline size (bytes): 8 B, the size applications' allreduces live on
 SMALL_SIZE = 8
 SCOPES = ["all", "switch", "group", "global"]

@@ -130,8 +130,11 @@ _SEARCH = {
              "it is not on PATH"),
 }
 SUITES = tuple(_SEARCH)
-_PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS,
-             "gpcnet": GPCNET_PROGRAMS, "nccl": NCCL_PROGRAMS}
+#: the programs of each suite the families run: a partition has a suite's feature when any of
+#: them is found, so a family's program left out here lists nothing where only it is built
+#: (tests/reframe/test_family_programs.py reads the families and names what is missing)
+PROGRAMS = {"osu": OSU_BENCHMARKS, "imb": (IMB_NAME,), "perftest": PERFTEST_BENCHMARKS,
+            "gpcnet": GPCNET_PROGRAMS, "nccl": NCCL_PROGRAMS}
 
 
 def find_benchmark(suite: str, name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -150,4 +153,4 @@ def benchmark_features(env: Mapping[str, str] | None = None) -> list[str]:
     found on this host: a suite counts when any of the programs the suite runs is found, so
     that a partial build lists its tests and the missing programs' tests fail naming them."""
     env = os.environ if env is None else env
-    return [s for s in SUITES if any(find_benchmark(s, n, env) for n in _PROGRAMS[s])]
+    return [s for s in SUITES if any(find_benchmark(s, n, env) for n in PROGRAMS[s])]

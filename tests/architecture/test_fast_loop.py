@@ -1,7 +1,9 @@
 """The fast loop (`run-tests.sh --fast`) holds the family contract (issue 43: it passed with a
 family left out of the families contract, a variable without a rule, a reference in the wrong
 unit and a wrong benchmark name, because those checks sat in modules that also start ReFrame and
-`proc` was set per module). `proc` is now set per test: these checks are in the selection."""
+`proc` was set per module). `proc` is now set per test: these checks are in the selection.
+tests/architecture/test_adding_from_docs.py plants each mistake in a copy of the checkout and
+shows each of these guards failing on it."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ GUARDS = (
     "tests/reframe/test_variables.py::test_every_variable_has_a_rule_and_a_safe_kind",
     "tests/reframe/test_references.py::test_reference_file_loads_and_matches_the_tests",
     "tests/reframe/test_family_contract.py::",
+    "tests/reframe/test_family_programs.py::test_every_program_a_family_runs_is_searched_for",
 )
 
 

@@ -16,7 +16,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "config" / "reframe" / "settings.py"
 TESTS_DIR = ROOT / "reframe_tests"
-SYSTEMS = ("local", "seren", "orfeo", "slingshot", "crusher", "cori", "cuda-node")
+#: systems whose listing depends on this host's state (vcluster: a running cluster's; its tests
+#: give it a VCLUSTER_STATE_DIR of their own), left out of SYSTEMS
+STATEFUL_SYSTEMS = ("vcluster",)
+
+
+def system_names(root: Path = ROOT) -> tuple[str, ...]:
+    """Every system: a file config/reframe/systems/<name>.py (settings.py loads each one not
+    starting with `_`), so that a new system is listed, dry-run and checked from its first
+    commit, with no list here to edit."""
+    found = (root / "config" / "reframe" / "systems").glob("*.py")
+    return tuple(sorted(p.stem for p in found if not p.stem.startswith("_")))
+
+
+SYSTEMS = tuple(s for s in system_names() if s not in STATEFUL_SYSTEMS)
 
 
 def reframe_exe() -> str | None:
@@ -73,8 +86,11 @@ class RfmRun:
 
 
 def run_reframe(
-    args, tmp: Path, timeout: float = 300, env: dict | None = None, preexec_fn=None
+    args, tmp: Path, timeout: float = 300, env: dict | None = None, preexec_fn=None,
+    root: Path = ROOT,
 ) -> RfmRun:
+    """`reframe` on the suite of the checkout at `root` (its settings, families and references;
+    another root: a copy a test has changed)."""
     exe = reframe_exe()
     if exe is None:
         import pytest
@@ -85,8 +101,8 @@ def run_reframe(
     full_env = dict(os.environ)
     full_env.update(
         {
-            "RFM_CONFIG_FILES": str(SETTINGS),
-            "RFM_REFERENCE_PREFIX": str(ROOT / "reference"),
+            "RFM_CONFIG_FILES": str(root / SETTINGS.relative_to(ROOT)),
+            "RFM_REFERENCE_PREFIX": str(root / "reference"),
             "FABRICTEST_RESULTS_DB": str(tmp / "results.db"),
             "FABRICTEST_RFM_LOG": str(tmp / "reframe.log"),
             "RFM_COLORIZE": "n",
@@ -99,7 +115,7 @@ def run_reframe(
     cmd = [
         exe,
         "-c",
-        str(TESTS_DIR),
+        str(root / TESTS_DIR.relative_to(ROOT)),
         "--prefix",
         str(tmp / "rfm"),
         "--perflogdir",
@@ -112,7 +128,7 @@ def run_reframe(
     try:
         proc = subprocess.run(
             cmd,
-            cwd=ROOT,
+            cwd=root,
             env=full_env,
             capture_output=True,
             text=True,

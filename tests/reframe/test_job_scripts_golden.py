@@ -22,12 +22,12 @@ import os
 from pathlib import Path
 
 import pytest
-from _rfm import ROOT, SYSTEMS, run_reframe
+from _rfm import ROOT, run_reframe, system_names
 
 pytestmark = pytest.mark.slow
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-ALL_SYSTEMS = (*SYSTEMS, "vcluster")
+ALL_SYSTEMS = system_names()
 SCRIPTS = ("rfm_job.sh", "rfm_build.sh")
 
 

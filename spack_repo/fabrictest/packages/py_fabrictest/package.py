@@ -17,19 +17,21 @@ class PyFabrictest(PythonPackage):
     reference checking, node-pair sweeps and reports used by the suite's ReFrame tests.
 
     Versions build from this repository's own tree: either through the environment's
-    `develop:` section (config/spack/<system>/spack.yaml does this), or, for `@main`, from
-    the committed `main` branch of the checkout that holds this recipe."""
+    `develop:` section (config/spack/<system>/spack.yaml does this), or from the checkout
+    that holds this recipe: `@0.1.0` its pinned commit, `@main` the branch."""
 
     git = "file://" + FABRICTEST_TREE
 
     license("BSD-3-Clause")
 
-    # No release archive exists yet. 0.1.0 (pyproject.toml's version) is meant to be built
-    # from a develop path: the environments in config/spack/<system>/ say `develop:` with
-    # the checkout; without one it falls back to the checkout's committed main branch.
-    # Give it a tag= or a sha256 url= at the first release.
+    # `main` is the branch, and says so: Spack reads a branch version as newer than any
+    # release and fetches whatever the branch holds then. A numbered version names one tree:
+    # 0.1.0 (pyproject.toml's version) is a commit of main, the same sources at every install.
+    # The environments in config/spack/<system>/ build @=0.1.0 from their `develop:` path
+    # (this checkout as it is); without one Spack fetches that commit. A release adds its
+    # line, tag= and commit= (or a url= archive with its sha256).
     version("main", branch="main")
-    version("0.1.0", branch="main", preferred=True)
+    version("0.1.0", commit="d36668d5b231d158fc0bcd42253164f2016b0bbb", preferred=True)
 
     variant("rdma", default=False, description="RDMA transport of txrx through pyverbs")
     variant("cuda", default=False, description="GPU (CUDA) buffers for txrx through CuPy")
