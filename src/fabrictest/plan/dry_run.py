@@ -73,6 +73,7 @@ class Case:
     sbatch: dict[str, str] = field(default_factory=dict)  # option -> value ('' when bare)
     counter_snapshots: int = 0  # `fabric-health counters` launches in the job script
     variables: dict = field(default_factory=dict)  # the case's variables (the report's)
+    local: bool = False  # runs where ReFrame runs, in no allocation (the test's `local`)
 
 
 @dataclass
@@ -117,7 +118,7 @@ def _case(tc: dict) -> Case:
                 tasks_per_node=(int(tc["num_tasks_per_node"])
                                 if tc.get("num_tasks_per_node") else None),
                 sbatch=options, counter_snapshots=snapshots,
-                variables=dict(tc.get("variables") or {}))
+                variables=dict(tc.get("variables") or {}), local=bool(tc.get("local")))
 
 
 def dry_run(system: str, work: Path, topology: Path | None, nodes: list[str] | None,

@@ -42,6 +42,8 @@ class Job:
         return STAGE_OF[self.step]
 
     def node_set(self) -> str:
+        if self.case.local:
+            return "local (no allocation)"
         return self.case.sbatch.get("nodelist") or f"any {self.nodes}"
 
 
@@ -65,6 +67,8 @@ def parse_time(text: str) -> float | None:
 
 
 def _nodes(case: Case) -> int:
+    if case.local:  # ReFrame runs it itself: it holds no node of the partition
+        return 0
     if "nodes" in case.sbatch:
         return int(case.sbatch["nodes"].split("-")[-1])
     if case.tasks_per_node:

@@ -1,0 +1,53 @@
+"""The plan's job list is what `reframe --dry-run` submits: for the vcluster (its 4-node
+default, as ``tests/reframe/golden/job_scripts-vcluster.json`` records it, held to today's dry
+run by ``tests/reframe/test_job_scripts_golden.py``), every job script recorded there is a job
+of the plan, with the same nodes, node list and time limit, and no other."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from fabrictest.plan.dry_run import read_job_script
+from fabrictest.plan.jobs import parse_time
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "reframe" / "golden" / "job_scripts-vcluster.json"
+
+
+def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
+    state = tmp_path / "vc"
+    state.mkdir()
+    out = tmp_path / "plan.json"
+    env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "OSU_HOME": "",
+           "IMB_HOME": "", "VCLUSTER_STATE_DIR": str(state), "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "fabrictest.plan.cli", "--system", "vcluster",
+                           "--json", str(out)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(out.read_text())
+    want = {}
+    for key, script in json.loads(GOLDEN.read_text()).items():
+        name, _, rest = key.partition(" @")
+        if not rest.endswith(" rfm_job.sh"):
+            continue
+        options, snapshots = read_job_script(script)
+        if not options:  # no #SBATCH: a job ReFrame runs itself (AllToManyScalingTest)
+            want[name] = (0, "local (no allocation)", 1200.0, snapshots)
+            continue
+        nodes = int(options.get("nodes") or math.ceil(int(options["ntasks"])
+                                                      / int(options["ntasks-per-node"])))
+        want[name] = (nodes, options.get("nodelist", f"any {nodes}"),
+                      parse_time(options["time"]), snapshots)
+    got = {j["job"]: (j["nodes"], j["node_set"], j["limit_s"], j["counter_snapshots"])
+           for j in plan["jobs"]}
+    assert got == want
+    assert plan["total"]["jobs"] == len(want) == 16  # and FabricBinaries builds, submits nothing
+    # the stages in the notes' order, and the text says what the JSON says
+    steps = [j["step"] for j in plan["jobs"]]
+    assert steps == sorted(steps, key=["preflight", "edge", "local", "global", "bisection",
+                                       "sweep"].index)
+    assert f"total: {len(want)} jobs" in proc.stdout
