@@ -74,3 +74,15 @@ def test_a_plan_it_wrote_may_be_replaced(tmp_path):
     ours = tmp_path / "plan.json"
     ours.write_text(json.dumps({"format": FORMAT, "jobs": []}))
     assert json_target_problem(str(ours)) is None
+
+
+def test_measured_times_come_from_passed_cases_of_the_system(tmp_path):
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"runs": [{"testcases": [
+        {"display_name": "A", "system": "vc:nodes", "result": "pass", "time_run": 12.5},
+        {"display_name": "B", "system": "vc:nodes", "result": "fail", "time_run": 3.0},
+        {"display_name": "C", "system": "other:p", "result": "pass", "time_run": 4.0},
+        {"display_name": "D", "system": "vc", "result": "pass", "time_run": float("nan")},
+        {"display_name": "E", "system": "vc", "result": "pass", "time_run": None},
+    ]}]}))
+    assert cli._measured([str(report)], "vc") == {"A": 12.5}

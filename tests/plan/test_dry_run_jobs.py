@@ -1,7 +1,9 @@
 """The plan's job list is what `reframe --dry-run` submits: for the vcluster (its 4-node
 default, as ``tests/reframe/golden/job_scripts-vcluster.json`` records it, held to today's dry
 run by ``tests/reframe/test_job_scripts_golden.py``), every job script recorded there is a job
-of the plan, with the same nodes, node list and time limit, and no other."""
+of the plan, with the same nodes, node list and time limit, and no other. With the recorded
+vcluster acceptance's run reports (``--from-run``) the cases they ran are planned with their
+measured run times, the others with their time limits."""
 
 from __future__ import annotations
 
@@ -11,11 +13,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fabrictest.plan.dry_run import read_job_script
 from fabrictest.plan.jobs import parse_time
 
+# one dry run of the vcluster's 17 cases: 10-20 s (the brief's "what reframe --dry-run would
+# submit" needs the real one)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "reframe" / "golden" / "job_scripts-vcluster.json"
+RUNS = ROOT / "tests" / "report" / "data" / "acceptance" / "healthy"
 
 
 def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
@@ -25,7 +34,9 @@ def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
     env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "OSU_HOME": "",
            "IMB_HOME": "", "VCLUSTER_STATE_DIR": str(state), "HOME": str(tmp_path)}
     proc = subprocess.run([sys.executable, "-m", "fabrictest.plan.cli", "--system", "vcluster",
-                           "--json", str(out)], cwd=ROOT, env=env, capture_output=True,
+                           "--json", str(out),
+                           *(a for i in range(3) for a in ("--from-run", str(RUNS / f"run{i}.json")))],
+                          cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(out.read_text())
@@ -51,3 +62,9 @@ def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
     assert steps == sorted(steps, key=["preflight", "edge", "local", "global", "bisection",
                                        "sweep"].index)
     assert f"total: {len(want)} jobs" in proc.stdout
+    source = {j["job"]: (j["source"], round(j["seconds"], 1)) for j in plan["jobs"]}
+    assert "NicHealthTest" not in source  # the 4-node default has no --preflight fabric NIC
+    assert source["SweepTest %method=mpi"] == ("measured", 15.0)
+    assert source["BisectionTest"] == ("measured", 15.0)
+    assert sum(s == "measured" for s, _ in source.values()) == 6
+    assert source["AllToManyTest %iterations=2"] == ("time limit", 1200.0)
