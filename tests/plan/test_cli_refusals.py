@@ -86,3 +86,55 @@ def test_measured_times_come_from_passed_cases_of_the_system(tmp_path):
         {"display_name": "E", "system": "vc", "result": "pass", "time_run": None},
     ]}]}))
     assert cli._measured([str(report)], "vc") == {"A": 12.5}
+
+
+def _fake_dry_run(cases):
+    from fabrictest.plan.dry_run import DryRun
+
+    def run(_system, _work, _topology, nodes, _repo):
+        return DryRun(cases=cases, partitions=[{"name": "p", "max_jobs": 8,
+                                                "num_nodes": len(nodes or [])}], seconds=1.0)
+    return run
+
+
+def test_a_node_list_past_the_hostlist_bound_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
+    from fabrictest.plan.dry_run import Case
+
+    huge = Case(name="BisectionTest", family="BisectionTest", tags=[], partition="p",
+                time_limit_s=1200.0, num_tasks=2, tasks_per_node=1,
+                sbatch={"nodes": "100800", "nodelist": "nid[000001-100800]", "time": "20"})
+    monkeypatch.setattr(cli, "dry_run", _fake_dry_run([huge]))
+    assert cli.main(["--system", "slingshot", "--generate",
+                     "dragonfly:groups=2,switches=2,nodes=2"]) == 1
+    err = capsys.readouterr().err
+    assert "more than 100000 names" in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_plan_end_to_end_over_a_stand_in_dry_run(monkeypatch, capsys, tmp_path):
+    from fabrictest.plan.dry_run import Case
+
+    def c(name, nodes, nodelist=None, tags=()):
+        sbatch = {"nodes": str(nodes), "time": "0:10:0"}
+        if nodelist:
+            sbatch["nodelist"] = nodelist
+        return Case(name=name, family=name.split()[0], tags=list(tags), partition="p",
+                    time_limit_s=600.0, num_tasks=nodes, tasks_per_node=1, sbatch=sbatch,
+                    counter_snapshots=2)
+
+    cases = [c("OsuMbwMrTest %scope=global", 4, "nid[00001-00002,00005-00006]"),
+             c("NicHealthTest", 8, tags=("preflight",)),
+             c("OsuMbwMrTest %scope=switch", 2, "nid[00001-00002]")]
+    monkeypatch.setattr(cli, "dry_run", _fake_dry_run(cases))
+    out = tmp_path / "plan.json"
+    assert cli.main(["--system", "slingshot", "--generate",
+                     "dragonfly:groups=2,switches=2,nodes=2", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    plan = json.loads(out.read_text())
+    assert [j["step"] for j in plan["jobs"]] == ["preflight", "edge", "global"]
+    assert [j["start_s"] for j in plan["jobs"]] == [0, 600, 1200]
+    assert plan["total"]["wall_s"] == 1800 and plan["nodes"] == 8
+    assert plan["total"]["node_hours"] == (8 + 2 + 4) * 600 / 3600
+    assert "wall time 30 min against the goal of 2h00 (fits)" in printed
+    # run again: the plan it wrote may be replaced
+    assert cli.main(["--system", "slingshot", "--generate",
+                     "dragonfly:groups=2,switches=2,nodes=2", "--json", str(out)]) == 0

@@ -48,7 +48,8 @@ def test_ten_thousand_nodes_generate_and_parse_in_seconds():
     ("dragonfly:groups=2,switches=2,nodes=0", "at least 1"),
     ("dragonfly:groups=2,groups=3,switches=2,nodes=2", "groups given twice"),
     ("fattree:pods=2,leaves=2,nodes=2,spines=4", "'spines=4' is not one of"),
-    ("fattree:pods=1000,leaves=100,nodes=100", "at most 200,000"),
+    ("fattree:pods=1000,leaves=100,nodes=100", "at most 100,000"),
+    ("dragonfly:groups=100,switches=63,nodes=16", "100,800 nodes, at most 100,000"),
     ("dragonfly:groups=two,switches=2,nodes=2", "is not one of"),
 ])
 def test_a_bad_spec_is_refused_in_one_line(spec, says):

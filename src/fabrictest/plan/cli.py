@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..parsers.errors import ParseError
 from ..parsers.node_sets import NodeSets, derive_node_sets
 from ..parsers.topology import Topology, natural
 from ..sweep.options import OneLineParser, UsageError, parse_number
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
     except OutputPathError as err:
         print(f"fabric-plan: --json {args.json}: {err}", file=sys.stderr)
         return 2
-    except (DryRunError, OSError) as err:
+    except (DryRunError, OSError, ParseError) as err:
         print(f"fabric-plan: {err}", file=sys.stderr)
         return 1
     return 0

@@ -7,18 +7,18 @@ for a dragonfly or a 3-level fat tree of any size, in the form ``parsers/topolog
 * ``fattree:pods=P,leaves=L,nodes=N``: P pods of L leaf switches with N nodes each, each
   pod's aggregation switch under one core switch (a 3-level tree).
 
-Nodes are named ``nid00001`` ... in leaf order, as on a Cray EX.
+Nodes are named ``nid00001`` ... in leaf order, as on a Cray EX. At most
+``parsers.hostlists.MAX_NODES`` (100,000) nodes: the most one hostlist expands to, in the
+families' node sets as here.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..parsers.hostlists import compress
+from ..parsers.hostlists import MAX_NODES, compress
 
 KEYS = {"dragonfly": ("groups", "switches", "nodes"), "fattree": ("pods", "leaves", "nodes")}
-#: a bound that keeps a typo (groups=1000000) from filling the disk and the memory
-MAX_NODES = 200_000
 _PAIR = re.compile(r"^([a-z]+)=(\d+)$")
 
 
@@ -77,4 +77,4 @@ def topology_conf(spec: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["KEYS", "MAX_NODES", "GenerateError", "parse_spec", "topology_conf"]
+__all__ = ["KEYS", "GenerateError", "parse_spec", "topology_conf"]
