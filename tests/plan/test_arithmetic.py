@@ -8,7 +8,7 @@ import pytest
 from fabrictest.parsers.node_sets import derive_node_sets
 from fabrictest.parsers.topology import parse_any_topology
 from fabrictest.plan.dry_run import Case, read_job_script
-from fabrictest.plan.jobs import job_of, ordered, parse_time
+from fabrictest.plan.jobs import follow_dependencies, job_of, ordered, parse_time
 from fabrictest.plan.minutes import SNAPSHOT_S, counters_seconds, expected, sweep_seconds
 from fabrictest.plan.output import Plan, text
 from fabrictest.plan.schedule import schedule
@@ -119,3 +119,21 @@ def test_node_hours_wall_time_and_what_dominates():
     assert step["step"] == "global" and job.job.case.name == "G"
     out = text(plan)
     assert "total: 2 jobs, 10.0 node-hours, wall time 1h30 against the goal of 2h00 (fits)" in out
+
+
+def test_a_local_case_costs_nothing_and_follows_what_it_judges():
+    runs = [case(f"AllToManyTest %iterations={i}", 8) for i in (2, 32)]
+    for i, c in enumerate(runs):
+        c.unique_name = f"AllToManyTest_{i}"
+    judge = Case(name="AllToManyScalingTest", family="AllToManyScalingTest", tags=[],
+                 partition="p", time_limit_s=1200.0, num_tasks=1, tasks_per_node=None,
+                 local=True, unique_name="AllToManyScalingTest",
+                 depends_on=["AllToManyTest_0", "AllToManyTest_1", "FabricBinaries_x"])
+    jobs = ordered(follow_dependencies([job_of(c, SETS) for c in (judge, *runs)]))
+    assert [j.step for j in jobs] == ["global"] * 3
+    local = next(j for j in jobs if j.case.local)
+    assert (local.nodes, local.node_set()) == (0, "local (no allocation)")
+    assert expected(local, {"AllToManyScalingTest": 5.0}, 10.0, 2) == (
+        expected(local, {}, 10.0, 2))
+    assert expected(local, {}, 10.0, 2).seconds == 0 and \
+        expected(local, {}, 10.0, 2).source == "local (no job)"

@@ -68,3 +68,4 @@ def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
     assert source["BisectionTest"] == ("measured", 15.0)
     assert sum(s == "measured" for s, _ in source.values()) == 6
     assert source["AllToManyTest %iterations=2"] == ("time limit", 1200.0)
+    assert source["AllToManyScalingTest"] == ("local (no job)", 0.0)

@@ -27,7 +27,7 @@ from ..sweep.outfile import OutputPathError
 from ..topology_source import TopologyError, read_topology
 from .dry_run import DryRunError, dry_run
 from .generate import GenerateError, topology_conf
-from .jobs import job_of, ordered
+from .jobs import follow_dependencies, job_of, ordered
 from .minutes import DEFAULT_PAIR_SECONDS, counters_seconds, expected
 from .output import Plan, json_target_problem, text, write_json
 from .schedule import schedule
@@ -110,7 +110,7 @@ def build(args, work: Path) -> Plan:
         nodes = _nodes_of(topo)
     sets = derive_node_sets(topo) if topo else NodeSets()
     all_nodes = nodes or [f"node{i}" for i in range(1, int(part.get("num_nodes", 1)) + 1)]
-    jobs = ordered([job_of(c, sets) for c in run.cases])
+    jobs = ordered(follow_dependencies([job_of(c, sets) for c in run.cases]))
     figures, unplanned = {}, []
     for j in jobs:
         rounds = int(j.case.variables.get("rounds") or SWEEP_ROUNDS)

@@ -74,6 +74,8 @@ class Case:
     counter_snapshots: int = 0  # `fabric-health counters` launches in the job script
     variables: dict = field(default_factory=dict)  # the case's variables (the report's)
     local: bool = False  # runs where ReFrame runs, in no allocation (the test's `local`)
+    unique_name: str = ""
+    depends_on: list[str] = field(default_factory=list)  # the unique names it waits for
 
 
 @dataclass
@@ -118,7 +120,9 @@ def _case(tc: dict) -> Case:
                 tasks_per_node=(int(tc["num_tasks_per_node"])
                                 if tc.get("num_tasks_per_node") else None),
                 sbatch=options, counter_snapshots=snapshots,
-                variables=dict(tc.get("variables") or {}), local=bool(tc.get("local")))
+                variables=dict(tc.get("variables") or {}), local=bool(tc.get("local")),
+                unique_name=tc.get("unique_name") or "",
+                depends_on=list(tc.get("dependencies_conceptual") or []))
 
 
 def dry_run(system: str, work: Path, topology: Path | None, nodes: list[str] | None,

@@ -7,7 +7,9 @@ read around every multi-node job of stage 2 (their snapshots are in each job's s
 A job's step comes from its nodes: the node list its script names (``#SBATCH --nodelist``),
 held against the topology's node sets (the same ``derive_node_sets`` the families use); a job
 that names no nodes (Slurm chooses) by its node count: what fits in a switch, in a group, or
-more. The health family, the bisection and the sweep are their own steps.
+more. The health family, the bisection and the sweep are their own steps. A case ReFrame runs
+itself (``local``: AllToManyScalingTest's judgement over the AllToManyTest runs) goes in the
+last step of the cases it depends on.
 """
 
 from __future__ import annotations
@@ -108,10 +110,22 @@ def job_of(case: Case, sets: NodeSets) -> Job:
                limit_s=limit, slurm=bool(case.sbatch))
 
 
+def follow_dependencies(jobs: list[Job]) -> list[Job]:
+    """Each local job in the latest step of the jobs it depends on (it runs after them)."""
+    rank = {step: i for i, (step, _stage) in enumerate(STEPS)}
+    step_of = {j.case.unique_name: j.step for j in jobs if j.case.unique_name}
+    for j in jobs:
+        steps = [step_of[d] for d in j.case.depends_on if d in step_of]
+        if j.case.local and steps:
+            j.step = max(steps, key=rank.__getitem__)
+    return jobs
+
+
 def ordered(jobs: list[Job]) -> list[Job]:
     """The notes' order of steps; within a step, the dry run's order."""
     rank = {step: i for i, (step, _stage) in enumerate(STEPS)}
     return sorted(jobs, key=lambda j: rank[j.step])  # stable
 
 
-__all__ = ["STAGE_OF", "STEPS", "Job", "job_of", "ordered", "parse_time"]
+__all__ = ["STAGE_OF", "STEPS", "Job", "follow_dependencies", "job_of", "ordered",
+           "parse_time"]

@@ -1,6 +1,7 @@
 """Each job's expected seconds, and where the figure comes from.
 
-In order of preference:
+A case ReFrame runs itself (``local``: no job, a ``true`` judging other cases' runs) costs
+nothing: ``local (no job)``, 0 s. Otherwise, in order of preference:
 
 * ``measured``: the case's run time in a ReFrame run report of this system given with
   ``--from-run REPORT`` (``time_run``: the job's own time, submission to end);
@@ -46,6 +47,8 @@ def expected(job: Job, measured: dict[str, float], pair_seconds: float,
              sweep_rounds: int) -> Expected | None:
     """``job``'s expected seconds (None: nothing says, the job has no time limit)."""
     limit = job.limit_s
+    if job.case.local:
+        return Expected(0.0, "local (no job)")
     if job.case.name in measured:
         secs, source = measured[job.case.name], "measured"
     elif job.step == "sweep":
