@@ -69,3 +69,34 @@ def test_the_plan_holds_the_jobs_the_dry_run_submits(tmp_path):
     assert sum(s == "measured" for s, _ in source.values()) == 6
     assert source["AllToManyTest %iterations=2"] == ("time limit", 1200.0)
     assert source["AllToManyScalingTest"] == ("local (no job)", 0.0)
+
+
+def test_a_generated_topology_reaches_the_families_node_sets(tmp_path):
+    """Over ``--generate`` the families place their cases on the generated machine: the node
+    sets they name are the ones ``derive_node_sets`` gives for it, and the whole-machine cases
+    take all of its nodes (the partition's own 64 are replaced by the topology's 16)."""
+    from fabrictest.parsers.hostlists import compress
+    from fabrictest.parsers.node_sets import derive_node_sets
+    from fabrictest.parsers.topology import parse_any_topology
+    from fabrictest.plan.generate import topology_conf
+
+    spec = "dragonfly:groups=2,switches=2,nodes=4"
+    sets = derive_node_sets(parse_any_topology(topology_conf(spec))).sets
+    out = tmp_path / "plan.json"
+    env = {"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "OSU_HOME": "",
+           "IMB_HOME": "", "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "fabrictest.plan.cli", "--system", "slingshot",
+                           "--generate", spec, "--json", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(out.read_text())
+    jobs = {j["job"]: j for j in plan["jobs"]}
+    assert plan["nodes"] == 16
+    for scope, step in (("switch", "edge"), ("group", "local"), ("global", "global")):
+        job = jobs[f"OsuMbwMrTest %scope={scope} %ranks_per_node=1"]
+        assert (job["node_set"], job["nodes"], job["step"]) == (
+            compress(sets[scope]), len(sets[scope]), step)
+    assert jobs["BisectionTest"]["node_set"] == compress(sets["bisection"])
+    assert jobs["NicHealthTest"]["nodes"] == 16 and jobs["NicHealthTest"]["stage"] == 1
+    assert jobs["SweepTest %method=mpi"]["nodes"] == 16
+    assert max(j["nodes"] for j in plan["jobs"]) == 16
