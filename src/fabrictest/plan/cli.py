@@ -22,6 +22,7 @@ from pathlib import Path
 from ..parsers.errors import ParseError
 from ..parsers.node_sets import NodeSets, derive_node_sets
 from ..parsers.topology import Topology, natural
+from ..sweep.core import DEFAULT_ROUNDS
 from ..sweep.options import OneLineParser, UsageError, parse_number
 from ..sweep.outfile import OutputPathError
 from ..topology_source import TopologyError, read_topology
@@ -34,8 +35,6 @@ from .schedule import schedule
 
 REPO = Path(__file__).resolve().parents[3]
 SYSTEMS = REPO / "config" / "reframe" / "systems"
-#: the sweep's screening rounds when its case does not say (reframe_tests/sweep.py `rounds`)
-SWEEP_ROUNDS = 2
 
 
 class InputError(ValueError):
@@ -113,7 +112,8 @@ def build(args, work: Path) -> Plan:
     jobs = ordered(follow_dependencies([job_of(c, sets) for c in run.cases]))
     figures, unplanned = {}, []
     for j in jobs:
-        rounds = int(j.case.variables.get("rounds") or SWEEP_ROUNDS)
+        # the case's `rounds` (reframe_tests/sweep.py), else fabric-sweep's own default
+        rounds = int(j.case.variables.get("rounds") or DEFAULT_ROUNDS)
         e = expected(j, measured, args.pair_seconds, rounds)
         if e is None:
             unplanned.append(j.case.name)

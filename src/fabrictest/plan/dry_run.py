@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,8 +130,6 @@ def dry_run(system: str, work: Path, topology: Path | None, nodes: list[str] | N
             repo: Path, extra_args: list[str] | None = None,
             timeout: float = DRY_RUN_TIMEOUT) -> DryRun:
     """``reframe --dry-run --mode acceptance`` of ``system`` in ``work`` (a directory of ours)."""
-    import time
-
     repo = repo.resolve()
     settings = repo / "config" / "reframe" / "settings.py"
     override = {"system": system, "topology": str(topology.resolve()) if topology else None,
