@@ -137,3 +137,13 @@ def test_a_local_case_costs_nothing_and_follows_what_it_judges():
         expected(local, {}, 10.0, 2))
     assert expected(local, {}, 10.0, 2).seconds == 0 and \
         expected(local, {}, 10.0, 2).source == "local (no job)"
+
+
+def test_the_sweep_rounds_come_from_its_job_script():
+    from fabrictest.plan.dry_run import sweep_rounds
+
+    line = ("/x/bin/fabric-sweep --launcher slurm --test txrx --method mpi --nmsg 500 "
+            "--rounds 3 --max-rounds 8 --json sweep.json\n")
+    assert sweep_rounds("#!/bin/bash\n" + line) == 3
+    assert sweep_rounds("srun txrx --rounds 5\n") is None  # not the sweep's
+    assert sweep_rounds("") is None

@@ -99,4 +99,9 @@ def test_a_generated_topology_reaches_the_families_node_sets(tmp_path):
     assert jobs["BisectionTest"]["node_set"] == compress(sets["bisection"])
     assert jobs["NicHealthTest"]["nodes"] == 16 and jobs["NicHealthTest"]["stage"] == 1
     assert jobs["SweepTest %method=mpi"]["nodes"] == 16
+    # the rounds its job script gives fabric-sweep (--rounds 2), 8 pairs each, 10 s a run
+    from fabrictest.plan.minutes import sweep_seconds
+
+    sweep = jobs["SweepTest %method=mpi"]
+    assert (sweep["source"], sweep["seconds"]) == ("sweep cost", sweep_seconds(16, 2, 10.0))
     assert max(j["nodes"] for j in plan["jobs"]) == 16

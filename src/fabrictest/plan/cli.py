@@ -112,8 +112,8 @@ def build(args, work: Path) -> Plan:
     jobs = ordered(follow_dependencies([job_of(c, sets) for c in run.cases]))
     figures, unplanned = {}, []
     for j in jobs:
-        # the case's `rounds` (reframe_tests/sweep.py), else fabric-sweep's own default
-        rounds = int(j.case.variables.get("rounds") or DEFAULT_ROUNDS)
+        # the rounds its job script tells fabric-sweep, else fabric-sweep's own default
+        rounds = j.case.sweep_rounds or DEFAULT_ROUNDS
         e = expected(j, measured, args.pair_seconds, rounds)
         if e is None:
             unplanned.append(j.case.name)

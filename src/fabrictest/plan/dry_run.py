@@ -54,6 +54,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "partitions.j
     json.dump(_facts, _fh)
 '''
 _SBATCH = re.compile(r"^#SBATCH\s+--([a-z-]+)(?:=(.*))?$")
+_SWEEP_ROUNDS = re.compile(r"fabric-sweep\b.*\s--rounds[ =](\d+)")
 
 
 class DryRunError(RuntimeError):
@@ -73,7 +74,7 @@ class Case:
     tasks_per_node: int | None
     sbatch: dict[str, str] = field(default_factory=dict)  # option -> value ('' when bare)
     counter_snapshots: int = 0  # `fabric-health counters` launches in the job script
-    variables: dict = field(default_factory=dict)  # the case's variables (the report's)
+    sweep_rounds: int | None = None  # `fabric-sweep ... --rounds N` in the job script
     local: bool = False  # runs where ReFrame runs, in no allocation (the test's `local`)
     unique_name: str = ""
     depends_on: list[str] = field(default_factory=list)  # the unique names it waits for
@@ -107,12 +108,19 @@ def read_job_script(text: str) -> tuple[dict[str, str], int]:
     return options, snapshots
 
 
+def sweep_rounds(text: str) -> int | None:
+    """The screening rounds the job's ``fabric-sweep`` is told (``--rounds N``), if any."""
+    m = _SWEEP_ROUNDS.search(text)
+    return int(m.group(1)) if m else None
+
+
 def _case(tc: dict) -> Case:
     script = Path(tc.get("stagedir") or "") / "rfm_job.sh"
     try:
-        options, snapshots = read_job_script(script.read_text(errors="replace"))
+        text = script.read_text(errors="replace")
     except OSError:
-        options, snapshots = {}, 0
+        text = ""
+    options, snapshots = read_job_script(text)
     limit = tc.get("time_limit")
     return Case(name=tc["display_name"], family=tc["name"].split("_")[0].split("%")[0].strip(),
                 tags=sorted(tc.get("tags") or []), partition=tc.get("partition") or "",
@@ -121,7 +129,7 @@ def _case(tc: dict) -> Case:
                 tasks_per_node=(int(tc["num_tasks_per_node"])
                                 if tc.get("num_tasks_per_node") else None),
                 sbatch=options, counter_snapshots=snapshots,
-                variables=dict(tc.get("variables") or {}), local=bool(tc.get("local")),
+                sweep_rounds=sweep_rounds(text), local=bool(tc.get("local")),
                 unique_name=tc.get("unique_name") or "",
                 depends_on=list(tc.get("dependencies_conceptual") or []))
 
@@ -165,4 +173,5 @@ def dry_run(system: str, work: Path, topology: Path | None, nodes: list[str] | N
     return DryRun(cases=cases, partitions=partitions, seconds=seconds)
 
 
-__all__ = ["DRY_RUN_TIMEOUT", "Case", "DryRun", "DryRunError", "dry_run", "read_job_script"]
+__all__ = ["DRY_RUN_TIMEOUT", "Case", "DryRun", "DryRunError", "dry_run", "read_job_script",
+           "sweep_rounds"]

@@ -6,8 +6,9 @@ nothing: ``local (no job)``, 0 s. Otherwise, in order of preference:
 * ``measured``: the case's run time in a ReFrame run report of this system given with
   ``--from-run REPORT`` (``time_run``: the job's own time, submission to end);
 * ``sweep cost``: for the sweep, ``fabric-sweep``'s own prediction of its rounds on Slurm
-  (:mod:`fabrictest.sweep.cost`, one MPI step per direction and round, its screening rounds of
-  every node paired), at ``--pair-seconds`` per run;
+  (:mod:`fabrictest.sweep.cost`, one MPI step per direction and round, the screening
+  rounds its job script gives ``fabric-sweep`` (``--rounds``), every node paired), at
+  ``--pair-seconds`` per run;
 * ``time limit``: the family's own default, the time its job asks Slurm for (``#SBATCH
   --time``): an upper bound, the figure a maintenance window is booked with.
 
@@ -26,8 +27,7 @@ from .jobs import Job
 #: one counter snapshot on every node of a job: 2.16 empty steps (sweep/cost.py, measured by
 #: bench/bench_counters.py)
 SNAPSHOT_S = 2.16 * cost.STEP_LAUNCH_S
-#: the sweep's screening rounds and per-run seconds when the case does not say
-#: (reframe_tests/sweep.py's `rounds`; bench/bench_sweep.py's 10 s per run)
+#: seconds of one sweep run unless --pair-seconds says (bench/bench_sweep.py's 10 s per run)
 DEFAULT_PAIR_SECONDS = 10.0
 
 
