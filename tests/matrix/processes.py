@@ -25,6 +25,29 @@ MISSING = "tests/reframe/test_benchmark_binaries.py::" \
 #: the families whose programs the one search of fabric_binaries.py finds
 SEARCHED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuGpuAwareTest", "OsuCollectiveTest", "ImbTest",
             "PerftestWriteBwTest")
+ABSENT = "tests/reframe/test_missing_programs.py::"
+#: family -> (what its run without its program said, the test that shows it)
+WITHOUT_PROGRAM = {
+    **{f: ("its program never built (the binaries fixture's directory empty): every case "
+           "fails 'the launcher could not start <stage>/FabricBinaries_.../" + p + " on vm "
+           "(not there or not executable)'",
+           f"{ABSENT}test_an_unbuilt_program_fails_every_case_naming_it[{f}]")
+       for f, p in (("AllToManyTest", "alltomany"), ("BisectionTest", "bisection_bw"),
+                    ("CongestionTest", "congestion"),
+                    ("GpuExchangeTest", "<%program>"))},
+    "AllToManyScalingTest": ("alltomany never built: its AllToManyTest cases fail naming it, "
+                             "so it is never judged: ReFrame counts it failed (fail_deps), "
+                             "exit 1",
+                             f"{ABSENT}test_the_scaling_check_never_judges_what_was_not_run"),
+    "TxRxTest": ("txrx not on PATH: every case fails 'the launcher could not start txrx on vm "
+                 "(not found)'", f"{ABSENT}test_txrx_not_on_path_fails_naming_it"),
+    **{f: (f"a partial build without {p}: its cases fail at setup '{p} not found for "
+           f"local:default (no +spack): {home} holds no ...'",
+           f"{ABSENT}test_a_program_a_partial_build_lacks_fails_at_setup_naming_it[{f}]")
+       for f, p, home in (("GpcnetNetworkTest", "network_test", "GPCNET_HOME"),
+                          ("GpcnetLoadTest", "network_load_test", "GPCNET_HOME"),
+                          ("NcclTest", "all_reduce_perf", "NCCL_TESTS_HOME"))},
+}
 RUNS_OWN = "{what}: the ReFrame run's, whatever families it holds (the 'reframe run' row)"
 STAGE1 = "tests/reframe/test_stage1_record.py::test_a_record_not_to_trust_is_not_used"
 
@@ -54,6 +77,8 @@ def cells(family: str) -> dict[str, Cell]:
                                     "naming what was searched (shown for osu_latency; one "
                                     "search, fabric_binaries.py, for OSU, IMB and perftest)",
                                     MISSING)
+    elif family in WITHOUT_PROGRAM:
+        out["missing_tool"] = cited("FAIL", *WITHOUT_PROGRAM[family])
     else:
         out["missing_tool"] = Cell(UNTESTED, "no test runs the family without its program")
     out["empty_selection"] = na(RUNS_OWN.format(what="what a run selects"))
