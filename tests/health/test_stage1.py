@@ -311,6 +311,20 @@ def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
 
 
 @pytest.mark.proc  # through fabrictest code that starts its commands
+def test_a_stopped_command_is_ended_by_its_timeout(fake_node, capsys, monkeypatch):
+    """lldptool that stops itself (SIGSTOP, as a hung agent leaves it): killed at the command
+    timeout, the lldp check FAILs saying so, exit 1: neither a pass nor a hang."""
+    tmp_path, files = fake_node
+    monkeypatch.setattr(stage1_gather, "COMMAND_TIMEOUT_S", 0.5)
+    _sh(Path(files["ip.json"]).parent / "bin" / "lldptool", "kill -STOP $$")
+    rc, out, err = run_cli(capsys, tmp_path)
+    assert rc == 1, out + err
+    [line] = _lines(out, "lldp")
+    assert line.startswith("HEALTH nid001 hsn0/- lldp: FAIL "), line
+    assert "lldptool gave no answer within 0.5 s" in line, line
+
+
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_management_targets(fake_node, capsys):
     tmp_path, _ = fake_node
     server = socket.socket()

@@ -20,6 +20,12 @@ HUNG = {
     "BisectionTest": (STOPPED["bisection"], "bisection_bw"),
     "CongestionTest": (STOPPED["congestion"], "congestion"),
 }
+TIMED_OUT = "tests/reframe/test_hung_programs.py::" \
+            "test_a_stopped_benchmark_fails_at_the_time_limit"
+#: the third-party families whose stopped program the job's time limit is shown to end (one
+#: local run; NicHealthTest and PerftestWriteBwTest need +rdma or fabric_nics)
+TIME_LIMITED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuCollectiveTest", "OsuGpuAwareTest",
+                "ImbTest", "GpcnetNetworkTest", "GpcnetLoadTest", "NcclTest")
 MISSING = "tests/reframe/test_benchmark_binaries.py::" \
           "test_a_program_the_search_cannot_find_fails_saying_so"
 #: the families whose programs the one search of fabric_binaries.py finds
@@ -69,6 +75,11 @@ def cells(family: str) -> dict[str, Cell]:
                                  "--pair-timeout and name the hung node by direction",
                                  "tests/sweep/test_cli.py::"
                                  "test_sweep_over_processes_names_slow_and_hung_nodes_by_direction")
+    elif family in TIME_LIMITED:
+        out["hung_tool"] = cited("FAIL", "a stand-in for its program that prints a line and "
+                                 "stops every rank (SIGSTOP), -S time_limit=3s: the job's time "
+                                 "limit ends it, 'job error: job timed out (3.4s > 3.0s)', no "
+                                 "rank left behind", f"{TIMED_OUT}[{family}]")
     else:
         out["hung_tool"] = Cell(UNTESTED, "a third-party program with a stopped rank: only "
                                 "the job's time limit ends it; no test stops one")

@@ -51,7 +51,10 @@ class Answer:
     rc: int | None = None
 
 
-def run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S, env=None) -> Answer:
+def run(argv: list[str], timeout: float | None = None, env=None) -> Answer:
+    """``argv`` with a timeout (``COMMAND_TIMEOUT_S`` unless given, read at each call): a
+    command that hangs or stops (SIGSTOP) is killed at it, and its problem says so."""
+    timeout = COMMAND_TIMEOUT_S if timeout is None else timeout
     exe = shutil.which(argv[0])
     if exe is None:
         return Answer(None, f"{argv[0]} not found")
