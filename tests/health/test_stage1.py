@@ -342,6 +342,24 @@ def test_an_inventory_with_two_nodes_on_one_switch_port_is_refused(fake_node, ca
 
 
 @pytest.mark.proc  # through fabrictest code that starts its commands
+def test_lldptool_output_that_is_not_utf8_fails_lldp_and_drains(fake_node, capsys):
+    """Bytes no text decoding reads (a Latin-1 system description): no traceback; lldp FAILs
+    saying so, exit 1, and under --drain the node is drained with that reason."""
+    tmp_path, files = fake_node
+    files["lldp.txt"].write_bytes(read(GOOD_LLDP).encode() + b"System Description TLV\n"
+                                  b"\tCr\xe9ay switch\n")
+    rc, out, err = run_cli(capsys, tmp_path, "--drain")
+    assert rc == 1, out + err
+    assert "Traceback" not in err
+    [line] = _lines(out, "lldp")
+    assert line.startswith("HEALTH nid001 hsn0/- lldp: FAIL "), line
+    assert "lldptool printed bytes that are not UTF-8 (0xe9 at byte " in line, line
+    [said] = [x for x in out.splitlines() if " slurm: " in x]
+    assert said.startswith("HEALTH nid001 slurm: drained: fabric-health: hsn0/- "), said
+    assert "State=IDLE+DRAIN" in files["slurm.txt"].read_text()
+
+
+@pytest.mark.proc  # through fabrictest code that starts its commands
 def test_a_stopped_command_is_ended_by_its_timeout(fake_node, capsys, monkeypatch):
     """lldptool that stops itself (SIGSTOP, as a hung agent leaves it): killed at the command
     timeout, the lldp check FAILs saying so, exit 1: neither a pass nor a hang."""

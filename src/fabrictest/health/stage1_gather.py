@@ -63,6 +63,9 @@ def run(argv: list[str], timeout: float | None = None, env=None) -> Answer:
                               timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return Answer(None, f"{argv[0]} gave no answer within {timeout:g} s")
+    except UnicodeDecodeError as err:  # what it printed is no text we can read
+        return Answer(None, f"{argv[0]} printed bytes that are not UTF-8 "
+                      f"(0x{err.object[err.start]:02x} at byte {err.start})")
     except OSError as err:
         return Answer(None, f"{argv[0]}: {err.strerror or err}")
     if proc.returncode != 0:
