@@ -25,8 +25,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         why="it runs only on +rdma or fabric_nics partitions: not on local"),
     ("SweepTest", "missing_tool"): NO_PROGRAM.format(
         why="its slurm launcher needs a Slurm partition; its sim launcher runs no program"),
-    ("fabric-sweep", "missing_tool"): NO_PROGRAM.format(
-        why="a txrx or osu_bw missing on the nodes the sweep pairs"),
     ("fabric-report compare", "doubled"): TWICE,
     ("fabric-report history", "doubled"): TWICE,
     ("fabric-report history", "lost_records"): VANISHED,
