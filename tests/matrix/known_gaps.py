@@ -6,9 +6,6 @@ from __future__ import annotations
 
 EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
        "(accepted at its edge)"
-THIRD_PARTY_HUNG = "unassigned: a third-party benchmark's stopped rank is ended only by " \
-                   "the job's time limit (tests/reframe/test_hung_programs.py shows it on " \
-                   "local); this family runs only on +rdma or fabric_nics partitions"
 NO_PROGRAM = "unassigned: no test runs this check without its program ({why})"
 VANISHED = "unassigned (issue 44's area, b44): a figure absent from the latest sessions " \
            "is not said; the history reads only the sessions that hold it"
@@ -20,9 +17,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
                                   "is wider than 50 % (congestion impact factors, +1900 % "
                                   "on local)",
-    **{(f, "hung_tool"): THIRD_PARTY_HUNG for f in ("NicHealthTest", "PerftestWriteBwTest")},
-    ("NicHealthTest", "missing_tool"): NO_PROGRAM.format(
-        why="it runs only on +rdma or fabric_nics partitions: not on local"),
     ("SweepTest", "missing_tool"): NO_PROGRAM.format(
         why="its slurm launcher needs a Slurm partition; its sim launcher runs no program"),
     ("fabric-report compare", "doubled"): TWICE,

@@ -22,10 +22,11 @@ HUNG = {
 }
 TIMED_OUT = "tests/reframe/test_hung_programs.py::" \
             "test_a_stopped_benchmark_fails_at_the_time_limit"
-#: the third-party families whose stopped program the job's time limit is shown to end (one
-#: local run; NicHealthTest and PerftestWriteBwTest need +rdma or fabric_nics)
+#: the families whose stopped program the job's time limit is shown to end (one local run;
+#: NicHealthTest and PerftestWriteBwTest on the scratch system that names a fabric NIC)
 TIME_LIMITED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuCollectiveTest", "OsuGpuAwareTest",
-                "ImbTest", "GpcnetNetworkTest", "GpcnetLoadTest", "NcclTest")
+                "ImbTest", "GpcnetNetworkTest", "GpcnetLoadTest", "NcclTest", "NicHealthTest",
+                "PerftestWriteBwTest")
 MISSING = "tests/reframe/test_benchmark_binaries.py::" \
           "test_a_program_the_search_cannot_find_fails_saying_so"
 #: the families whose programs the one search of fabric_binaries.py finds
@@ -45,8 +46,9 @@ WITHOUT_PROGRAM = {
                              "so it is never judged: ReFrame counts it failed (fail_deps), "
                              "exit 1",
                              f"{ABSENT}test_the_scaling_check_never_judges_what_was_not_run"),
-    "TxRxTest": ("txrx not on PATH: every case fails 'the launcher could not start txrx on vm "
-                 "(not found)'", f"{ABSENT}test_txrx_not_on_path_fails_naming_it"),
+    **{f: (f"{p} not on PATH: every case fails 'the launcher could not start {p} on vm "
+           f"(not found)'", f"{ABSENT}test_a_program_not_on_path_fails_naming_it[{f}]")
+       for f, p in (("TxRxTest", "txrx"), ("NicHealthTest", "fabric-health"))},
     **{f: (f"a partial build without {p}: its cases fail at setup '{p} not found for "
            f"local:default (no +spack): {home} holds no ...'",
            f"{ABSENT}test_a_program_a_partial_build_lacks_fails_at_setup_naming_it[{f}]")

@@ -5,7 +5,10 @@ a stopped rank themselves (tests/c/test_timeouts.py); OSU, IMB, GPCNeT and nccl-
 such timeout, so the time limit is what ends them. One `reframe -r --system local` with
 `-S time_limit=3s` over one case of each family, every program a stand-in (found through
 OSU_HOME, IMB_HOME, GPCNET_HOME, NCCL_TESTS_HOME, as a build would be) whose rank 0 prints a
-line and whose every rank then stops itself; a stand-in nvidia-smi makes local +gpu."""
+line and whose every rank then stops itself; a stand-in nvidia-smi makes local +gpu. Then the
+families that need a fabric NIC, NicHealthTest (fabric-health) and PerftestWriteBwTest
+(ib_write_bw), the same way on the scratch system ``nics`` (_nics_system.py), the stand-ins
+first on PATH."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from _nics_system import nics_config
 from _rfm import run_reframe
 
 pytestmark = [pytest.mark.slow, pytest.mark.mpi]
@@ -31,6 +35,8 @@ CASES = {
     "GpcnetLoadTest": "GpcnetLoadTest%per_nic=1",
     "NcclTest": "NcclTest%benchmark=all_reduce_perf",
 }
+#: the same on the scratch system ``nics``: found on PATH
+ON_NICS = {"NicHealthTest": "fabric-health", "PerftestWriteBwTest": "ib_write_bw"}
 PROGRAMS = {"osu": ("osu_bw", "osu_mbw_mr", "osu_allreduce"), "imb": ("IMB-MPI1",),
             "gpcnet": ("network_test", "network_load_test"),
             "nccl/build": ("all_reduce_perf",)}
@@ -65,6 +71,8 @@ def hung(tmp_path_factory):
                  f'[ "${{OMPI_COMM_WORLD_RANK:-0}}" = 0 ] && echo "# {name} {STARTED}"\n'
                  "kill -STOP $$\nexit 0")
     stub = tmp / "stub"
+    for name in ON_NICS.values():
+        _exe(stub / name, f'echo "# {name} {STARTED}"\nkill -STOP $$\nexit 0')
     _exe(stub / "make", "exit 0  # the suite's own programs are not run here")
     gpus = "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i})\\n" for i in range(2))
     _exe(stub / "nvidia-smi", f"printf '{gpus}'")
@@ -78,12 +86,16 @@ def hung(tmp_path_factory):
     for case in CASES.values():
         args += ["-n", case]
     run = run_reframe(args, tmp / "run", timeout=400, env=env)
-    return run, _leftovers(bins)
+    nics = run_reframe(["--system", "nics", "-r", "-S", f"time_limit={TIME_LIMIT_S}s",
+                        "-n", f"^({'|'.join(ON_NICS)})"], tmp / "nics", timeout=300,
+                       env={**env, **nics_config(tmp / "nics")})
+    return run, nics, _leftovers(bins) + _leftovers(stub)
 
 
-@pytest.mark.parametrize("family", list(CASES))
+@pytest.mark.parametrize("family", [*CASES, *ON_NICS])
 def test_a_stopped_benchmark_fails_at_the_time_limit(hung, family):
-    run, _left = hung
+    run, nics, _left = hung
+    run = nics if family in ON_NICS else run
     assert run.returncode != 0
     cases = [c for c in run.cases() if c["display_name"].split(" ")[0] == family]
     assert len(cases) == 1, (family, [c["display_name"] for c in run.cases()])
@@ -98,5 +110,5 @@ def test_a_stopped_benchmark_fails_at_the_time_limit(hung, family):
 
 
 def test_no_stopped_rank_outlives_the_run(hung):
-    _run, left = hung
+    _run, _nics, left = hung
     assert left == []

@@ -9,8 +9,9 @@
   feature, the missing program's cases fail at setup naming it),
 * a stand-in ``nvidia-smi`` and toolkit make local +gpu (GpuExchangeTest, NcclTest);
 
-and one `--dry-run` where GPCNET_HOME holds only ``network_load_test`` (GpcnetNetworkTest).
-No case passes; each names its program."""
+and one `--dry-run` where GPCNET_HOME holds only ``network_load_test`` (GpcnetNetworkTest),
+and NicHealthTest without ``fabric-health`` on the scratch system ``nics`` (_nics_system.py:
+local declares no fabric NIC). No case passes; each names its program."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from _nics_system import nics_config
 from _rfm import run_reframe
 
 pytestmark = [pytest.mark.slow, pytest.mark.mpi]
@@ -64,7 +66,10 @@ def runs(tmp_path_factory):
     dry = run_reframe(["--system", "local", "--dry-run", "-n", "^GpcnetNetworkTest",
                        "-S", "GpcnetNetworkTest.num_nodes=2"],
                       tmp / "dry", timeout=300, env=_env(tmp / "b", "network_load_test"))
-    return run, dry
+    health = run_reframe(["--system", "nics", "-r", "-n", "^NicHealthTest"], tmp / "nics",
+                         timeout=300, env={**_env(tmp / "c", "network_test"),
+                                           **nics_config(tmp / "c")})
+    return run, dry, health
 
 
 def _reasons(run, family: str) -> dict[str, str]:
@@ -81,7 +86,7 @@ def _reasons(run, family: str) -> dict[str, str]:
     pytest.param("GpuExchangeTest", None, id="GpuExchangeTest"),  # %program= names it
 ])
 def test_an_unbuilt_program_fails_every_case_naming_it(runs, family, program):
-    run, _dry = runs
+    run, _dry, _health = runs
     assert run.returncode != 0
     for name, (result, reason) in _reasons(run, family).items():
         assert result == "fail", (name, result)
@@ -93,17 +98,22 @@ def test_an_unbuilt_program_fails_every_case_naming_it(runs, family, program):
 
 
 def test_the_scaling_check_never_judges_what_was_not_run(runs):
-    run, _dry = runs
+    run, _dry, _health = runs
     (result, _reason), = _reasons(run, "AllToManyScalingTest").values()
     assert result == "fail_deps"  # counted failed by ReFrame: its AllToManyTest cases failed
 
 
-def test_txrx_not_on_path_fails_naming_it(runs):
-    run, _dry = runs
-    for name, (result, reason) in _reasons(run, "TxRxTest").items():
+@pytest.mark.parametrize("family, program", [
+    pytest.param("TxRxTest", "txrx", id="TxRxTest"),
+    pytest.param("NicHealthTest", "fabric-health", id="NicHealthTest"),
+])
+def test_a_program_not_on_path_fails_naming_it(runs, family, program):
+    run, _dry, health = runs
+    found = _reasons(health if family == "NicHealthTest" else run, family)
+    for name, (result, reason) in found.items():
         assert result == "fail", (name, result)
-        assert "the launcher could not start txrx on " in reason and "(not found)" in reason, \
-            (name, reason)
+        assert f"the launcher could not start {program} on " in reason, (name, reason)
+        assert "(not found)" in reason and "signal" not in reason, (name, reason)
 
 
 @pytest.mark.parametrize("family, program, home", [
@@ -112,7 +122,7 @@ def test_txrx_not_on_path_fails_naming_it(runs):
     pytest.param("GpcnetNetworkTest", "network_test", "GPCNET_HOME", id="GpcnetNetworkTest"),
 ])
 def test_a_program_a_partial_build_lacks_fails_at_setup_naming_it(runs, family, program, home):
-    run, dry = runs
+    run, dry, _health = runs
     found = _reasons(dry if family == "GpcnetNetworkTest" else run, family)
     mine = {n: r for n, r in found.items() if family != "NcclTest" or program in n}
     assert mine, found
