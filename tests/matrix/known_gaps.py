@@ -6,7 +6,6 @@ from __future__ import annotations
 
 EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
        "(accepted at its edge)"
-NO_PROGRAM = "unassigned: no test runs this check without its program ({why})"
 VANISHED = "unassigned (issue 44's area, b44): a figure absent from the latest sessions " \
            "is not said; the history reads only the sessions that hold it"
 TWICE = "unassigned (issue 44's area, b44): a session given twice is counted twice"
@@ -17,8 +16,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
                                   "is wider than 50 % (congestion impact factors, +1900 % "
                                   "on local)",
-    ("SweepTest", "missing_tool"): NO_PROGRAM.format(
-        why="its slurm launcher needs a Slurm partition; its sim launcher runs no program"),
     ("fabric-report compare", "doubled"): TWICE,
     ("fabric-report history", "doubled"): TWICE,
     ("fabric-report history", "lost_records"): VANISHED,

@@ -46,6 +46,10 @@ WITHOUT_PROGRAM = {
                              "so it is never judged: ReFrame counts it failed (fail_deps), "
                              "exit 1",
                              f"{ABSENT}test_the_scaling_check_never_judges_what_was_not_run"),
+    "SweepTest": ("a job whose node has no fabric-sweep (-S launcher=sim, run by a ReFrame "
+                  "without it beside its interpreter): 'fabric-sweep was not started (exit "
+                  "status 127: not found or not executable on the node: ... command not found)'",
+                  f"{ABSENT}test_a_sweep_job_without_fabric_sweep_fails_naming_it"),
     **{f: (f"{p} not on PATH: every case fails 'the launcher could not start {p} on vm "
            f"(not found)'", f"{ABSENT}test_a_program_not_on_path_fails_naming_it[{f}]")
        for f, p in (("TxRxTest", "txrx"), ("NicHealthTest", "fabric-health"))},

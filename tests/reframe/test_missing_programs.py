@@ -11,14 +11,19 @@
 
 and one `--dry-run` where GPCNET_HOME holds only ``network_load_test`` (GpcnetNetworkTest),
 and NicHealthTest without ``fabric-health`` on the scratch system ``nics`` (_nics_system.py:
-local declares no fabric NIC). No case passes; each names its program."""
+local declares no fabric NIC), and SweepTest (``-S launcher=sim``) run by a ReFrame whose
+interpreter has no ``fabric-sweep`` beside it (a copy of this virtual environment without its
+console scripts, as a node without the suite's). No case passes; each names its program."""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
+import sysconfig
 from pathlib import Path
 
+import _rfm
 import pytest
 from _nics_system import nics_config
 from _rfm import run_reframe
@@ -36,6 +41,26 @@ def _exe(path: Path, body: str = "exit 0") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"#!/bin/sh\n{body}\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def _bare_venv(tmp: Path) -> Path:
+    """A virtual environment of this one's packages and no console scripts: its ``reframe``."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not in a virtual environment: activate .venv")
+    venv = tmp / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text((Path(sys.prefix) / "pyvenv.cfg").read_text())
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    site = venv / purelib.relative_to(sys.prefix)
+    site.parent.mkdir(parents=True)
+    site.symlink_to(purelib)
+    python = venv / "bin" / "python3"
+    python.symlink_to(os.path.realpath(sys._base_executable))
+    reframe = venv / "bin" / "reframe"
+    reframe.write_text(f"#!{python}\nimport sys\nfrom reframe.frontend.cli import main\n"
+                       "sys.exit(main())\n")
+    reframe.chmod(0o755)
+    return reframe
 
 
 def _env(tmp: Path, gpcnet: str) -> dict[str, str]:
@@ -69,7 +94,12 @@ def runs(tmp_path_factory):
     health = run_reframe(["--system", "nics", "-r", "-n", "^NicHealthTest"], tmp / "nics",
                          timeout=300, env={**_env(tmp / "c", "network_test"),
                                            **nics_config(tmp / "c")})
-    return run, dry, health
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_rfm, "reframe_exe", lambda: str(_bare_venv(tmp / "d")))
+        sweep = run_reframe(["--system", "local", "-r", "-n", "^SweepTest",
+                             "-S", "SweepTest.launcher=sim"], tmp / "sweep", timeout=300,
+                            env=_env(tmp / "d", "network_test"))
+    return run, dry, health, sweep
 
 
 def _reasons(run, family: str) -> dict[str, str]:
@@ -86,7 +116,7 @@ def _reasons(run, family: str) -> dict[str, str]:
     pytest.param("GpuExchangeTest", None, id="GpuExchangeTest"),  # %program= names it
 ])
 def test_an_unbuilt_program_fails_every_case_naming_it(runs, family, program):
-    run, _dry, _health = runs
+    run, _dry, _health, _sweep = runs
     assert run.returncode != 0
     for name, (result, reason) in _reasons(run, family).items():
         assert result == "fail", (name, result)
@@ -98,7 +128,7 @@ def test_an_unbuilt_program_fails_every_case_naming_it(runs, family, program):
 
 
 def test_the_scaling_check_never_judges_what_was_not_run(runs):
-    run, _dry, _health = runs
+    run, _dry, _health, _sweep = runs
     (result, _reason), = _reasons(run, "AllToManyScalingTest").values()
     assert result == "fail_deps"  # counted failed by ReFrame: its AllToManyTest cases failed
 
@@ -108,7 +138,7 @@ def test_the_scaling_check_never_judges_what_was_not_run(runs):
     pytest.param("NicHealthTest", "fabric-health", id="NicHealthTest"),
 ])
 def test_a_program_not_on_path_fails_naming_it(runs, family, program):
-    run, _dry, health = runs
+    run, _dry, health, _sweep = runs
     found = _reasons(health if family == "NicHealthTest" else run, family)
     for name, (result, reason) in found.items():
         assert result == "fail", (name, result)
@@ -122,7 +152,7 @@ def test_a_program_not_on_path_fails_naming_it(runs, family, program):
     pytest.param("GpcnetNetworkTest", "network_test", "GPCNET_HOME", id="GpcnetNetworkTest"),
 ])
 def test_a_program_a_partial_build_lacks_fails_at_setup_naming_it(runs, family, program, home):
-    run, dry, _health = runs
+    run, dry, _health, _sweep = runs
     found = _reasons(dry if family == "GpcnetNetworkTest" else run, family)
     mine = {n: r for n, r in found.items() if family != "NcclTest" or program in n}
     assert mine, found
@@ -130,3 +160,12 @@ def test_a_program_a_partial_build_lacks_fails_at_setup_naming_it(runs, family, 
         assert result == "fail", (name, result)
         assert f"{program} not found for local:default (no +spack): {home} holds no" in reason, \
             (name, reason)
+
+
+def test_a_sweep_job_without_fabric_sweep_fails_naming_it(runs):
+    *_, sweep = runs
+    for name, (result, reason) in _reasons(sweep, "SweepTest").items():
+        assert result == "fail", (name, result)
+        assert reason.startswith("sanity error: fabric-sweep was not started (exit status 127: "
+                                 "not found or not executable on the node: "), reason
+        assert reason.endswith("fabric-sweep: command not found)"), reason
