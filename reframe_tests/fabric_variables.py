@@ -108,6 +108,8 @@ def family_data(v: Any) -> str | None:
 MAX_LOSS_TOLERANCE = 0.01
 #: the largest message the C programs take (src/c/congestion.c MAX_MSG)
 MAX_MESSAGE = 1 << 28
+#: the smallest -S inject delay, microseconds: one tick of the finest MPI clock (1 ns)
+MIN_INJECT_USEC = 0.001
 
 #: {variable: rule}: the rule returns why a value makes no sense, or None
 RULES: dict[str, Callable[[Any], str | None]] = {
@@ -139,10 +141,13 @@ RULES: dict[str, Callable[[Any], str | None]] = {
     # all-to-many: repetitions whose scatter can be measured (0: the runs', for the scaling
     # check); the fault injection -i K:USEC or none, and the runs it applies to
     "repetitions": auto_or(whole_between(3, 1_000_000), 0, "the AllToManyTest runs'"),
+    # USEC from the finest MPI clock's tick (1 ns: Open MPI's and MPICH's MPI_Wtick; alltomany
+    # refuses less than its own MPI_Wtick): less is no delay a run can show
     "inject": lambda v: None if v == "" or (
         isinstance(v, str) and re.fullmatch(r"[1-9]\d*:\d+(\.\d+)?", v)
-        and 0 < float(v.split(":")[1]) <= 60e6) else (
-        "must be K:USEC (from iteration K >= 1 on, USEC microseconds > 0) or empty"),
+        and MIN_INJECT_USEC <= float(v.split(":")[1]) <= 60e6) else (
+        f"must be K:USEC (from iteration K >= 1 on, USEC microseconds from {MIN_INJECT_USEC:g}, "
+        "the MPI clock's 1 ns tick: less is no delay a run can show) or empty"),
     "inject_min_iterations": whole_between(0, 1 << 31),
     "judge_across_runs": lambda v: None if v is None else flag(v),  # unset: the partition's
     # switches

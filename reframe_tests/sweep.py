@@ -177,6 +177,11 @@ class SweepTest(FabricCheck):
         status = re.search(rf"^{EXIT_LINE} (-?\d+)$", self.stdout_text(), re.MULTILINE)
         if status is None:
             return ["the job did not finish: no fabric-sweep exit status line (killed? time limit?)"]
+        if int(status[1]) in (126, 127):  # the shell's: no such program, or not runnable
+            said = [x.strip() for x in self.output_text(self.stderr).splitlines()
+                    if "fabric-sweep" in x][-1:]
+            return [f"fabric-sweep was not started (exit status {status[1]}: not found or not "
+                    f"executable on the node{': ' + said[0] if said else ''})"]
         if int(status[1]) not in (0, 1):
             return [f"fabric-sweep exited {status[1]}: it could not sweep"]
         if self.job.exitcode not in (None, 0):

@@ -177,6 +177,13 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         ft_die_all(FT_EXIT_USAGE, "unexpected argument '%s' (see -h)", argv[optind]);
+    /* a delay finer than the MPI clock's tick is no delay delay() can wait nor a time the run
+     * can show (1e-300 us passed as a fault that injected nothing) */
+    if (inject_usec > 0 && inject_usec * 1e-6 < MPI_Wtick())
+        ft_die_all(FT_EXIT_USAGE,
+                   "-i %lld:%g: %g microseconds is below the MPI clock's tick (MPI_Wtick() = %g "
+                   "microseconds): the run cannot show it, nothing would be injected",
+                   inject_from, inject_usec, inject_usec, MPI_Wtick() * 1e6);
 
     int local_rank, local_size;
     ft_node_layout(&local_rank, &local_size);

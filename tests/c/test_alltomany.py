@@ -145,3 +145,17 @@ def test_corrupted_payload_detected(mpirun, c_build):
     assert dict(pairs)["Payload check"].startswith("FAILED (0 wrong sizes, 1 wrong contents")
     assert "alltomany: error: payload check failed" in proc.stderr
     assert "message from rank 0 differs at byte 0" in proc.stderr
+
+
+def test_an_injection_below_the_clock_tick_is_refused(mpirun, c_build):
+    """1e-300 us (or 1e-6 us) is no delay the MPI clock can time: refused, not run as a
+    fault that injects nothing; one tick (Open MPI's: 1 ns) is a delay, and runs."""
+    for bad in ("3:1e-300", "17:0.000001"):
+        proc = mpirun(2, [c_build / "alltomany", "-n", 2, "-i", bad], timeout=60)
+        assert proc.returncode == 2, (bad, proc.stdout, proc.stderr)
+        [line] = [x for x in proc.stderr.splitlines() if x.startswith("alltomany: error:")]
+        assert "microseconds is below the MPI clock's tick (MPI_Wtick() = " in line, line
+        assert line.endswith("the run cannot show it, nothing would be injected"), line
+    proc = mpirun(2, [c_build / "alltomany", "-n", 4, "-i", "3:0.001"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "0.001 us more posting irecv from iteration 3 on" in proc.stdout, proc.stdout

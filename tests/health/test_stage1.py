@@ -120,6 +120,21 @@ def test_names_both_ways():
     assert not rev.ok  # a longer name is another name
 
 
+def test_a_name_that_also_resolves_to_another_address_fails():
+    """A stale second record (DNS and hosts file both answer): peers may reach another host."""
+    fwd, _ = c.check_names("nid001", "hsn0", "nid001-hsn0", "10.152.0.209",
+                           ["10.152.0.209", "10.152.0.250"], None, ["nid001-hsn0"], None,
+                           own=("10.152.0.209", "fe80::ff:fe00:7ea"))
+    assert not fwd.ok
+    assert fwd.detail == ("nid001-hsn0 -> 10.152.0.209, 10.152.0.250, expected 10.152.0.209 "
+                          "(also 10.152.0.250: not hsn0's)")
+    # the NIC's own other address (its IPv6) is no stray
+    fwd, _ = c.check_names("nid001", "hsn0", "nid001-hsn0", "10.152.0.209",
+                           ["10.152.0.209", "fe80::ff:fe00:7ea"], None, ["nid001-hsn0"], None,
+                           own=("10.152.0.209", "fe80::ff:fe00:7ea"))
+    assert fwd.ok, fwd.detail
+
+
 # ----------------------------------------------------------------------------- pure: LLDP
 def test_lldp_against_inventory_and_topology():
     inv = parse_inventory(INVENTORY)
@@ -284,6 +299,8 @@ def test_command_on_a_healthy_node(fake_node, capsys):
     ("ip", "name_forward", "expected hsn0's fabric address, and hsn0 has none"),
     ("dns", "name_forward", "nid001-hsn0 -> 10.152.0.250, expected 10.152.0.209"),
     ("dns", "name_reverse", "10.152.0.209 -> no name, expected nid001-hsn0"),
+    ("dns-also", "name_forward", "-> 10.152.0.209, 10.152.0.250, expected 10.152.0.209 "
+                                 "(also 10.152.0.250: not hsn0's)"),
     ("no-lldp", "lldp", "found no LLDP answer (lldptool exited 1"),
 ])
 def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
@@ -300,6 +317,8 @@ def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
         files["ip.json"].write_text(json.dumps(doc))
     elif fault == "dns":
         files["hosts"].write_text("10.152.0.250 nid001-hsn0\n")
+    elif fault == "dns-also":  # the right record, and a stale one of the same name
+        files["hosts"].write_text("10.152.0.209 nid001-hsn0\n10.152.0.250 nid001-hsn0\n")
     elif fault == "no-lldp":
         _sh(Path(files["ip.json"]).parent / "bin" / "lldptool",
             "echo 'Agent instance for device not found'; exit 1")
@@ -308,6 +327,50 @@ def test_command_names_each_fault(fake_node, capsys, fault, check, shows):
     [line] = _lines(out, check)
     assert line.startswith(f"HEALTH nid001 hsn0/- {check}: FAIL "), line
     assert shows in line, line
+
+
+def test_an_inventory_with_two_nodes_on_one_switch_port_is_refused(fake_node, capsys):
+    """nid002 listed on nid001's port: refused in one line before any check, exit 64 (a
+    usage error, as an unreadable inventory)."""
+    tmp_path, _ = fake_node
+    (tmp_path / "inventory").write_text(INVENTORY.replace("x6102c0r45b0 ros0p27",
+                                                          "x6107c0r48b0 ros0p42"))
+    rc, out, err = run_cli(capsys, tmp_path)
+    assert rc == 64 and out == "", out
+    assert err.count("\n") == 1 and "inventory line 2: nid002 hsn0 on x6107c0r48b0 port " \
+        "ros0p42, where line 1 cables nid001 hsn0" in err, err
+
+
+@pytest.mark.proc  # through fabrictest code that starts its commands
+def test_lldptool_output_that_is_not_utf8_fails_lldp_and_drains(fake_node, capsys):
+    """Bytes no text decoding reads (a Latin-1 system description): no traceback; lldp FAILs
+    saying so, exit 1, and under --drain the node is drained with that reason."""
+    tmp_path, files = fake_node
+    files["lldp.txt"].write_bytes(read(GOOD_LLDP).encode() + b"System Description TLV\n"
+                                  b"\tCr\xe9ay switch\n")
+    rc, out, err = run_cli(capsys, tmp_path, "--drain")
+    assert rc == 1, out + err
+    assert "Traceback" not in err
+    [line] = _lines(out, "lldp")
+    assert line.startswith("HEALTH nid001 hsn0/- lldp: FAIL "), line
+    assert "lldptool printed bytes that are not UTF-8 (0xe9 at byte " in line, line
+    [said] = [x for x in out.splitlines() if " slurm: " in x]
+    assert said.startswith("HEALTH nid001 slurm: drained: fabric-health: hsn0/- "), said
+    assert "State=IDLE+DRAIN" in files["slurm.txt"].read_text()
+
+
+@pytest.mark.proc  # through fabrictest code that starts its commands
+def test_a_stopped_command_is_ended_by_its_timeout(fake_node, capsys, monkeypatch):
+    """lldptool that stops itself (SIGSTOP, as a hung agent leaves it): killed at the command
+    timeout, the lldp check FAILs saying so, exit 1: neither a pass nor a hang."""
+    tmp_path, files = fake_node
+    monkeypatch.setattr(stage1_gather, "COMMAND_TIMEOUT_S", 0.5)
+    _sh(Path(files["ip.json"]).parent / "bin" / "lldptool", "kill -STOP $$")
+    rc, out, err = run_cli(capsys, tmp_path)
+    assert rc == 1, out + err
+    [line] = _lines(out, "lldp")
+    assert line.startswith("HEALTH nid001 hsn0/- lldp: FAIL "), line
+    assert "lldptool gave no answer within 0.5 s" in line, line
 
 
 @pytest.mark.proc  # through fabrictest code that starts its commands

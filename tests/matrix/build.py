@@ -59,8 +59,10 @@ def matrix() -> dict[str, dict[str, Cell]]:
     sweep_row.setdefault("hung_tool", cited(
         "FAIL", "pairs that never answer end at --pair-timeout; no round hangs",
         "tests/sweep/test_cli.py::test_concurrent_pairs_and_timeouts_never_hang"))
-    sweep_row.setdefault("missing_tool", Cell("UNTESTED", "no test runs a sweep whose txrx "
-                                              "or osu_bw is missing on the nodes"))
+    sweep_row.setdefault("missing_tool", cited(
+        "FAIL", "--test osu_bw without osu_bw (not on PATH, or a --osu-bw that is not there): "
+        "'fabric-sweep: error: osu_bw not found (...)', exit 2, before any pair runs",
+        "tests/matrix/test_missing_tools.py::test_a_sweep_without_osu_bw_is_refused_naming_it"))
     sweep_row.setdefault("lost_records", na("the sweep keeps what it measured in memory and "
                                             "its --json; a failed write is one line, exit 2"))
     missing = [(r, f) for r in rows() for f in FAULTS if f not in out.get(r, {})]

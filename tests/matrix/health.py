@@ -15,7 +15,7 @@ from fabrictest.health.cli import main
 from fabrictest.parsers.ibv_devinfo import parse_ibv_devinfo
 
 from . import counter_faults
-from .cell import UNTESTED, Cell, cited, failed, na, passed
+from .cell import Cell, cited, failed, na, passed
 from .inproc import call
 
 ROCE = "ibv_devinfo-v-roce-cx4lx-mofed4-spaces.txt"  # one RoCE port, 10 Gb/s (1X 10)
@@ -89,8 +89,11 @@ def cells() -> dict[str, Cell]:
         "truncated": _reading(whole[: len(whole) // 2], ctx),
         "doubled": _reading(whole + whole, ctx),
         "other_benchmark": _reading(read("osu_bw-7.4-ompi4.1-local.txt"), ctx),
-        "hung_tool": Cell(UNTESTED, "every command it runs has a timeout (health/gather.py, "
-                          "20 s); no test stops one"),
+        "hung_tool": cited("FAIL", "an lldptool that stops itself (SIGSTOP): killed at the "
+                           "command timeout, 'lldp: FAIL found no LLDP answer (lldptool gave "
+                           "no answer within 0.5 s)', exit 1",
+                           "tests/health/test_stage1.py::"
+                           "test_a_stopped_command_is_ended_by_its_timeout"),
         "missing_tool": cited("FAIL", "a node without an RDMA device (no ibv_devinfo, no "
                               "sysfs device): 'HEALTH n01 no RDMA device', exit 2, never a pass",
                               "tests/health/test_health.py::test_cli_without_rdma_device"),

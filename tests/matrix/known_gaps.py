@@ -6,10 +6,6 @@ from __future__ import annotations
 
 EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
        "(accepted at its edge)"
-THIRD_PARTY_HUNG = "unassigned: issue 40 item 6 ends stopped ranks of our C programs; a " \
-                   "third-party benchmark's stopped rank is ended only by the job's time " \
-                   "limit, which no test shows"
-NO_PROGRAM = "unassigned: no test runs this check without its program"
 VANISHED = "unassigned (issue 44's area, b44): a figure absent from the latest sessions " \
            "is not said; the history reads only the sessions that hold it"
 TWICE = "unassigned (issue 44's area, b44): a session given twice is counted twice"
@@ -20,15 +16,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
                                   "is wider than 50 % (congestion impact factors, +1900 % "
                                   "on local)",
-    **{(f, "hung_tool"): THIRD_PARTY_HUNG for f in (
-        "GpcnetNetworkTest", "GpcnetLoadTest", "NicHealthTest", "ImbTest", "NcclTest",
-        "OsuPt2PtTest", "OsuMbwMrTest", "OsuGpuAwareTest", "OsuCollectiveTest",
-        "PerftestWriteBwTest")},
-    ("fabric-health", "hung_tool"): "unassigned: no test stops a command fabric-health runs",
-    **{(f, "missing_tool"): NO_PROGRAM for f in (
-        "AllToManyTest", "AllToManyScalingTest", "BisectionTest", "CongestionTest",
-        "GpcnetNetworkTest", "GpcnetLoadTest", "GpuExchangeTest", "NicHealthTest", "NcclTest",
-        "SweepTest", "TxRxTest", "fabric-sweep")},
     ("fabric-report compare", "doubled"): TWICE,
     ("fabric-report history", "doubled"): TWICE,
     ("fabric-report history", "lost_records"): VANISHED,

@@ -20,11 +20,46 @@ HUNG = {
     "BisectionTest": (STOPPED["bisection"], "bisection_bw"),
     "CongestionTest": (STOPPED["congestion"], "congestion"),
 }
+TIMED_OUT = "tests/reframe/test_hung_programs.py::" \
+            "test_a_stopped_benchmark_fails_at_the_time_limit"
+#: the families whose stopped program the job's time limit is shown to end (one local run;
+#: NicHealthTest and PerftestWriteBwTest on the scratch system that names a fabric NIC)
+TIME_LIMITED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuCollectiveTest", "OsuGpuAwareTest",
+                "ImbTest", "GpcnetNetworkTest", "GpcnetLoadTest", "NcclTest", "NicHealthTest",
+                "PerftestWriteBwTest")
 MISSING = "tests/reframe/test_benchmark_binaries.py::" \
           "test_a_program_the_search_cannot_find_fails_saying_so"
 #: the families whose programs the one search of fabric_binaries.py finds
 SEARCHED = ("OsuPt2PtTest", "OsuMbwMrTest", "OsuGpuAwareTest", "OsuCollectiveTest", "ImbTest",
             "PerftestWriteBwTest")
+ABSENT = "tests/reframe/test_missing_programs.py::"
+#: family -> (what its run without its program said, the test that shows it)
+WITHOUT_PROGRAM = {
+    **{f: ("its program never built (the binaries fixture's directory empty): every case "
+           "fails 'the launcher could not start <stage>/FabricBinaries_.../" + p + " on vm "
+           "(not there or not executable)'",
+           f"{ABSENT}test_an_unbuilt_program_fails_every_case_naming_it[{f}]")
+       for f, p in (("AllToManyTest", "alltomany"), ("BisectionTest", "bisection_bw"),
+                    ("CongestionTest", "congestion"),
+                    ("GpuExchangeTest", "<%program>"))},
+    "AllToManyScalingTest": ("alltomany never built: its AllToManyTest cases fail naming it, "
+                             "so it is never judged: ReFrame counts it failed (fail_deps), "
+                             "exit 1",
+                             f"{ABSENT}test_the_scaling_check_never_judges_what_was_not_run"),
+    "SweepTest": ("a job whose node has no fabric-sweep (-S launcher=sim, run by a ReFrame "
+                  "without it beside its interpreter): 'fabric-sweep was not started (exit "
+                  "status 127: not found or not executable on the node: ... command not found)'",
+                  f"{ABSENT}test_a_sweep_job_without_fabric_sweep_fails_naming_it"),
+    **{f: (f"{p} not on PATH: every case fails 'the launcher could not start {p} on vm "
+           f"(not found)'", f"{ABSENT}test_a_program_not_on_path_fails_naming_it[{f}]")
+       for f, p in (("TxRxTest", "txrx"), ("NicHealthTest", "fabric-health"))},
+    **{f: (f"a partial build without {p}: its cases fail at setup '{p} not found for "
+           f"local:default (no +spack): {home} holds no ...'",
+           f"{ABSENT}test_a_program_a_partial_build_lacks_fails_at_setup_naming_it[{f}]")
+       for f, p, home in (("GpcnetNetworkTest", "network_test", "GPCNET_HOME"),
+                          ("GpcnetLoadTest", "network_load_test", "GPCNET_HOME"),
+                          ("NcclTest", "all_reduce_perf", "NCCL_TESTS_HOME"))},
+}
 RUNS_OWN = "{what}: the ReFrame run's, whatever families it holds (the 'reframe run' row)"
 STAGE1 = "tests/reframe/test_stage1_record.py::test_a_record_not_to_trust_is_not_used"
 
@@ -46,6 +81,11 @@ def cells(family: str) -> dict[str, Cell]:
                                  "--pair-timeout and name the hung node by direction",
                                  "tests/sweep/test_cli.py::"
                                  "test_sweep_over_processes_names_slow_and_hung_nodes_by_direction")
+    elif family in TIME_LIMITED:
+        out["hung_tool"] = cited("FAIL", "a stand-in for its program that prints a line and "
+                                 "stops every rank (SIGSTOP), -S time_limit=3s: the job's time "
+                                 "limit ends it, 'job error: job timed out (3.4s > 3.0s)', no "
+                                 "rank left behind", f"{TIMED_OUT}[{family}]")
     else:
         out["hung_tool"] = Cell(UNTESTED, "a third-party program with a stopped rank: only "
                                 "the job's time limit ends it; no test stops one")
@@ -54,6 +94,8 @@ def cells(family: str) -> dict[str, Cell]:
                                     "naming what was searched (shown for osu_latency; one "
                                     "search, fabric_binaries.py, for OSU, IMB and perftest)",
                                     MISSING)
+    elif family in WITHOUT_PROGRAM:
+        out["missing_tool"] = cited("FAIL", *WITHOUT_PROGRAM[family])
     else:
         out["missing_tool"] = Cell(UNTESTED, "no test runs the family without its program")
     out["empty_selection"] = na(RUNS_OWN.format(what="what a run selects"))

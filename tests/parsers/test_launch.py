@@ -107,10 +107,30 @@ fabrictest: exit status of the launch: 134
 """
 
 
+OMPI_NOT_EXECUTABLE = """\
+--------------------------------------------------------------------------
+mpirun was unable to launch the specified application as it could not access
+or execute an executable:
+
+Executable: /stage/FabricBinaries_74dcb145/alltomany
+Node: vm
+
+while attempting to start process rank 0.
+--------------------------------------------------------------------------
+fabrictest: exit status of the launch: 132
+"""
+
+
 def test_a_program_that_never_started_is_named_not_called_a_signal():
     # mpirun exits 134 here: read as a status alone it looks like SIGABRT
     text = describe(launch_failures(OMPI_NOT_FOUND))
-    assert text.startswith("the launcher could not start txrx on vm (not found)"), text
+    assert text == ("the launcher could not start txrx on vm (not found); the launch exited "
+                    "with status 134"), text
+    # a full path that is not there (a build that made nothing): Executable: comes first, and
+    # mpirun's 132 is no SIGILL
+    text = describe(launch_failures(OMPI_NOT_EXECUTABLE))
+    assert text == ("the launcher could not start /stage/FabricBinaries_74dcb145/alltomany on vm "
+                    "(not there or not executable); the launch exited with status 132"), text
     srun = "slurmstepd: error: execve(): txrx: No such file or directory\n"
     assert describe(launch_failures(srun)) == (
         "the launcher could not start txrx (No such file or directory)")

@@ -224,6 +224,8 @@ def test_inventory_round_trip_and_refusals():
         "nid001 hsn0 sw p1 - 10.0.0.300\n": "is not an IP",
         "a b c d e f g\n": "7 columns",
         "nid001 hsn0 sw p1\nnid001 hsn0 sw p2\n": "already listed on line 1",
+        "nid001 hsn0 sw p1\nnid002 hsn0 sw p1\n": "line 2: nid002 hsn0 on sw port p1, where "
+                                                  "line 1 cables nid001 hsn0: one switch port",
         "nid001 - sw p1\n": "required",
         "# only a comment\n": "no 'node nic switch port' line",
     }

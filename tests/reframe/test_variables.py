@@ -94,12 +94,22 @@ def test_other_forms_reach_their_rule_as_text(kind, text):
     ("program_timeout", 0.0, "program_timeout must be a finite number in (0, 86400]"),
     ("max_run_growth", 0.9, "max_run_growth must be a finite number in [1, 1000]"),
     ("inject_min_iterations", -1, "inject_min_iterations must be a whole number from 0"),
+    # an injection below the MPI clock's tick injects nothing a run can show (issue 40)
+    ("inject", "17:0.000001", "-S inject='17:0.000001': inject must be K:USEC (from iteration "
+                              "K >= 1 on, USEC microseconds from 0.001, the MPI clock's 1 ns "
+                              "tick: less is no delay a run can show) or empty"),
+    ("inject", "3:0.0009", "USEC microseconds from 0.001"),
     ("bw_size", -5, "bw_size must be a whole number from 1 to 268435456, or 0 (the size "
                     "profile's)"),
 ])
 def test_rules_refuse_with_one_line(name, value, said):
     stand_in = type("StandIn", (), {name: value})()
     assert said in fabric_variables.problems(stand_in)[name]
+
+
+def test_an_injection_of_one_clock_tick_is_accepted():
+    for ok in ("", "17:0.001", "1:5", "3:60000000"):
+        assert fabric_variables.problems(type("T", (), {"inject": ok})()) == {}, ok
 
 
 def test_loss_tolerance_up_to_one_percent_is_accepted():

@@ -24,8 +24,8 @@ def _run(argv: list[str], timeout: float = 20) -> str | None:
         return None
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    except (OSError, subprocess.TimeoutExpired, UnicodeDecodeError):
+        return None  # as if it were not there: the sysfs reading stands in
     return proc.stdout if proc.returncode == 0 else None
 
 

@@ -211,7 +211,9 @@ def _nic_checks(args, node: str, nic: str, declared: Declared,
     hostname = args.fabric_hostname.format(node=node, nic=nic)
     fwd, fwd_problem = gather.resolve_name(hostname) if address else (None, None)
     rev, rev_problem = gather.resolve_address(address) if address else (None, None)
-    out += checks.check_names(node, nic, hostname, address, fwd, fwd_problem, rev, rev_problem)
+    own = tuple(a.address for a in iface.addresses) if iface else ()
+    out += checks.check_names(node, nic, hostname, address, fwd, fwd_problem, rev, rev_problem,
+                              own=own)
     if args.inventory or args.topology:
         out.append(checks.check_lldp(node, nic, expected, neighbors, lldp_problem))
     if args.loopback is not None:

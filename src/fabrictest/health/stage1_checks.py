@@ -135,9 +135,12 @@ def _same_name(found: str, want: str) -> bool:
 
 def check_names(node: str, nic: str, hostname: str, address: str | None,
                 forward: list[str] | None, forward_problem: str | None,
-                reverse: list[str] | None, reverse_problem: str | None) -> list[CheckResult]:
-    """The NIC's fabric name resolves to its address (``name_forward``) and the address back
-    to the name (``name_reverse``), the way the node resolves (hosts file or DNS)."""
+                reverse: list[str] | None, reverse_problem: str | None,
+                own: tuple[str, ...] = ()) -> list[CheckResult]:
+    """The NIC's fabric name resolves to its address (``name_forward``), and to no address
+    that is not the NIC's (``own``: its other addresses; a peer reached at a stray address
+    reaches another host), and the address back to the name (``name_reverse``), the way the
+    node resolves (hosts file or DNS)."""
     if address is None:
         return [_r(node, nic, "name_forward", False,
                    f"{hostname}: expected {nic}'s fabric address, and {nic} has none"),
@@ -148,10 +151,15 @@ def check_names(node: str, nic: str, hostname: str, address: str | None,
         out.append(_r(node, nic, "name_forward", False,
                       f"{hostname} -> {forward_problem or 'no answer'}, expected {address}"))
     else:
-        want = ipaddress.ip_address(address)
-        ok = any(_is_address(a) and ipaddress.ip_address(a) == want for a in forward)
+        mine = {ipaddress.ip_address(a) for a in (address, *own) if _is_address(a)}
+        got = [ipaddress.ip_address(a) if _is_address(a) else None for a in forward]
+        stray = [a for a, ip in zip(forward, got, strict=True) if ip not in mine]
+        found = ipaddress.ip_address(address) in got
+        why = f" (also {', '.join(stray)}: not {nic}'s)" if found and stray else ""
+        ok = found and not stray
         out.append(_r(node, nic, "name_forward", ok,
-                      f"{hostname} -> {', '.join(forward) or 'nothing'}, expected {address}"))
+                      f"{hostname} -> {', '.join(forward) or 'nothing'}, expected "
+                      f"{address}{why}"))
     if reverse is None:
         out.append(_r(node, nic, "name_reverse", False,
                       f"{address} -> {reverse_problem or 'no answer'}, expected {hostname}"))

@@ -51,7 +51,10 @@ class Answer:
     rc: int | None = None
 
 
-def run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S, env=None) -> Answer:
+def run(argv: list[str], timeout: float | None = None, env=None) -> Answer:
+    """``argv`` with a timeout (``COMMAND_TIMEOUT_S`` unless given, read at each call): a
+    command that hangs or stops (SIGSTOP) is killed at it, and its problem says so."""
+    timeout = COMMAND_TIMEOUT_S if timeout is None else timeout
     exe = shutil.which(argv[0])
     if exe is None:
         return Answer(None, f"{argv[0]} not found")
@@ -60,6 +63,9 @@ def run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S, env=None) -> Answer
                               timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return Answer(None, f"{argv[0]} gave no answer within {timeout:g} s")
+    except UnicodeDecodeError as err:  # what it printed is no text we can read
+        return Answer(None, f"{argv[0]} printed bytes that are not UTF-8 "
+                      f"(0x{err.object[err.start]:02x} at byte {err.start})")
     except OSError as err:
         return Answer(None, f"{argv[0]}: {err.strerror or err}")
     if proc.returncode != 0:

@@ -56,6 +56,7 @@ def parse_inventory(text: str) -> Inventory:
     """The inventory file's text; ParseError (naming the line) for anything it cannot be."""
     text = require_text(text, "inventory")
     inv = Inventory()
+    cabled: dict[tuple[str, str], InventoryEntry] = {}  # (switch, port) -> its NIC's line
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -87,7 +88,14 @@ def parse_inventory(text: str) -> Inventory:
         if key in inv.entries:
             raise ParseError(f"inventory line {lineno}: {node} {nic} is already listed on "
                              f"line {inv.entries[key].line}")
-        inv.entries[key] = InventoryEntry(node, nic, switch, port, mac, ip, lineno)
+        # one cable per switch port: two NICs there would each pass LLDP against the line
+        # that names the other's cable
+        if (other := cabled.get((switch, port))) is not None:
+            raise ParseError(f"inventory line {lineno}: {node} {nic} on {switch} port {port}, "
+                             f"where line {other.line} cables {other.node} {other.nic}: one "
+                             f"switch port holds one cable")
+        inv.entries[key] = cabled[(switch, port)] = InventoryEntry(node, nic, switch, port,
+                                                                   mac, ip, lineno)
     if not inv.entries:
         raise ParseError("inventory: no 'node nic switch port' line")
     return inv

@@ -75,11 +75,16 @@ _BASH_SIGNAL = re.compile(
     r"exception|Illegal instruction)"
 )
 _SEGV = re.compile(r"Segmentation fault")
-# the program never started: Open MPI's banner (Node:/Executable: lines follow), srun's stepd
+# the program never started: Open MPI's banners, srun's stepd. "unable to find" (a name not
+# on PATH) prints Node: then Executable:; "could not access or execute" (a path that is not
+# there or not executable) prints Executable: then Node:
 _OMPI_NOT_FOUND = re.compile(
-    r"mpirun was unable to (?:find the specified executable file|launch the specified "
-    r"application as it could not access or execute an executable).*?"
+    r"mpirun was unable to find the specified executable file.*?"
     r"Node:\s*(?P<node>\S+)\s+Executable:\s*(?P<exe>\S+)"
+)
+_OMPI_NOT_EXECUTABLE = re.compile(
+    r"mpirun was unable to launch the specified application as it could not access or "
+    r"execute an executable:\s*Executable:\s*(?P<exe>\S+)\s+Node:\s*(?P<node>\S+)"
 )
 _EXECVE = re.compile(r"slurmstepd: error: execve\(\): (?P<exe>[^:]+): (?P<why>.+?)\s*$")
 
@@ -228,12 +233,20 @@ def _failures(text: str) -> list[LaunchFailure]:
     for m in _OMPI_EXIT.finditer(text):
         out.append(LaunchFailure("exit", " ".join(m.group(0).split()), rank=int(m.group("rank")),
                                  code=int(m.group("code"))))
-    for m in _OMPI_NOT_FOUND.finditer(flat):
-        out.append(LaunchFailure("not-started", m.group(0), node=m.group("node"),
-                                 detail=f"{m.group('exe')} on {m.group('node')} (not found)"))
+    for pattern, why in ((_OMPI_NOT_FOUND, "not found"),
+                         (_OMPI_NOT_EXECUTABLE, "not there or not executable")):
+        for m in pattern.finditer(flat):
+            out.append(LaunchFailure("not-started", m.group(0), node=m.group("node"),
+                                     detail=f"{m.group('exe')} on {m.group('node')} ({why})"))
     for m in _OMPI_IMPROPER.finditer(flat):
         out.append(LaunchFailure("exit", m.group(0), rank=int(m.group("rank")),
                                  node=m.group("node"), detail="exited improperly"))
+    if any(f.kind == "not-started" for f in out):
+        # a launcher that started nothing exits 132 or 134 (Open MPI): its own status, no
+        # process's signal ("exited on signal 4 (Illegal instruction)" would send the reader
+        # looking for a crash)
+        out = [LaunchFailure("exit", f.line, code=f.code, detail=f.detail)
+               if f.kind == "signal" and _EXIT_STATUS.match(f.line) else f for f in out]
     return out
 
 
