@@ -10,9 +10,6 @@ THIRD_PARTY_HUNG = "unassigned: issue 40 item 6 ends stopped ranks of our C prog
                    "third-party benchmark's stopped rank is ended only by the job's time " \
                    "limit, which no test shows"
 NO_PROGRAM = "unassigned: no test runs this check without its program"
-VANISHED = "unassigned (issue 44's area, b44): a figure absent from the latest sessions " \
-           "is not said; the history reads only the sessions that hold it"
-TWICE = "unassigned (issue 44's area, b44): a session given twice is counted twice"
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("AllToManyTest", "bw_0_5"): EDGE.format(band="+100 % on a time"),
@@ -29,9 +26,4 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         "AllToManyTest", "AllToManyScalingTest", "BisectionTest", "CongestionTest",
         "GpcnetNetworkTest", "GpcnetLoadTest", "GpuExchangeTest", "NicHealthTest", "NcclTest",
         "SweepTest", "TxRxTest", "fabric-sweep")},
-    ("fabric-report compare", "doubled"): TWICE,
-    ("fabric-report history", "doubled"): TWICE,
-    ("fabric-report history", "lost_records"): VANISHED,
-    ("fabric-report history", "other_benchmark"): VANISHED,
-    ("fabric-report history", "stale_foreign"): VANISHED,
 }
