@@ -52,6 +52,8 @@ def _write(d: Path, name: str, docs: list[dict]) -> str:
 
 def _said(rc: int, out: str, err: str) -> str:
     lines = [x for x in out.splitlines() if x.strip()]
+    # notes (compare's runs a side, say) come before the verdict: the cell quotes the verdict
+    err = "\n".join(x for x in err.splitlines() if not x.startswith("fabric-report: note: "))
     return f"exit {rc}: " + (quote(err) if err.strip() else quote(lines[-1] if lines else ""))
 
 
