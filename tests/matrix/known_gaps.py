@@ -6,9 +6,6 @@ from __future__ import annotations
 
 EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
        "(accepted at its edge)"
-VANISHED = "unassigned (issue 44's area, b44): a figure absent from the latest sessions " \
-           "is not said; the history reads only the sessions that hold it"
-TWICE = "unassigned (issue 44's area, b44): a session given twice is counted twice"
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("AllToManyTest", "bw_0_5"): EDGE.format(band="+100 % on a time"),
@@ -16,9 +13,4 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
                                   "is wider than 50 % (congestion impact factors, +1900 % "
                                   "on local)",
-    ("fabric-report compare", "doubled"): TWICE,
-    ("fabric-report history", "doubled"): TWICE,
-    ("fabric-report history", "lost_records"): VANISHED,
-    ("fabric-report history", "other_benchmark"): VANISHED,
-    ("fabric-report history", "stale_foreign"): VANISHED,
 }

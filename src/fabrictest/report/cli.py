@@ -15,8 +15,9 @@ Sources, in the order given: `--session UUID|QUERY` (a stored session, through `
 `--session-extras KEY=VALUE`), `--report FILE` (a JSON run report), `--perflog PATH` (perflog
 file or directory). The first is the base, the second the target. `compare` exits 0 when
 figures were compared and none regressed, 1 when one regressed (or has no value in the
-target), 2 when nothing could be compared (a source missing, empty or unreadable, no figure
-in common) or an option makes no sense.
+target, or with `--drop` cannot see that drop with the runs given), 2 when nothing could be
+compared (a source missing, empty or unreadable, no figure in common) or an option makes no
+sense.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import math
 import sys
 
 from ..robust import MAD_TO_SIGMA
+from . import runs_needed
 from .acceptance_cmd import add_parser as add_acceptance
 from .attribute_cmd import add_parser as add_attribute
 from .calibrate import FACTOR, FLOOR, MAX_BOUND
@@ -142,13 +144,19 @@ def cmd_compare(args) -> int:
             raise ResultsError(
                 f"nothing to compare: no figure of the base ({n_a} figures) has a value in the "
                 f"target ({n_b} figures)")
+    drop = runs_needed.DROP if args.drop is None else args.drop
+    blind = [] if args.against_references else runs_needed.judge(rows, drop, tol)
+    power = None if args.against_references else runs_needed.statement(rows, drop, tol)
     line, status = verdict(rows, unreadable, tol, args.allow_missing, args.against_references)
+    line, status = runs_needed.amend(line, status, blind, drop, args.drop is not None)
     if args.json:
         _write_json(args.json, {"base": base_label, "target": target_label, "tolerance": tol,
                                 "rows": [r.to_dict() for r in rows], "verdict": line,
-                                "unreadable": unreadable})
+                                "unreadable": unreadable, "runs_needed": power})
     if args.only_moved:
         rows = [r for r in rows if r.status != "ok"]
+    if power:  # said before the rows: what this noise lets the comparison see
+        print(f"fabric-report: note: {power}", file=sys.stderr, flush=True)
     sys.stdout.write(render_table(rows, base_label, target_label) + "\n" + line + "\n")
     return status
 
@@ -245,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with 3 or more sessions on each side, a change must also exceed K "
                         f"times the sessions' combined relative spread ({MAD_TO_SIGMA:g} x MAD) and "
                         f"leave the base's range to count (default {NOISE_FACTOR:g})")
+    c.add_argument("--drop", type=fraction, default=None, metavar="FRACTION",
+                   help="with 3 or more sessions a side: say how many runs a side the noise "
+                        f"needs to see this drop (default {runs_needed.DROP:g}); given, a "
+                        "figure that cannot see it with the runs given fails (exit 1)")
     c.add_argument("--allow-missing", action="store_true",
                    help="a figure of the base missing from the target (a target that ran "
                         "fewer tests) does not fail the comparison")

@@ -89,6 +89,8 @@ class FigureHistory:
     #: the smallest drop this figure's noise lets the test name within 3 runs, when that is
     #: more than the tolerance (else None)
     blind_below: float | None = None
+    #: sessions read after its last value (it is absent from them: :mod:`.vanished`)
+    absent_latest: int = 0
 
     @property
     def name(self) -> str:
@@ -100,6 +102,7 @@ class FigureHistory:
             "status": self.status, "total": self.total, "note": self.note,
             "no_value": self.no_value, "unconfirmed": self.unconfirmed,
             "shift_runs": self.shift_runs, "blind_below": self.blind_below,
+            "absent_latest": self.absent_latest,
             "noise": self.noise, "outliers": [self.points[i].session for i in self.outliers],
             "sessions": [{"session": p.session, "date": p.date, "extras": p.extras,
                           "value": p.value, "nodes": p.nodes} for p in self.points],

@@ -8,8 +8,9 @@ Sources: stored sessions through `reframe --describe-stored-sessions` (all of th
 `--session QUERY` selects), JSON run reports (`--report FILE|GLOB`) and perflogs (`--perflog
 PATH`), pooled; `--tag`, `--since`, `--system`, `--test` keep part of them. Exit 0: figures
 judged, none regressed; 1: one did (its latest level, a sustained drop over its latest 2-5
-sessions, or its latest session alone); 2: nothing to read, too few runs to judge (N of M),
-or a bad option (one line on stderr, before any work).
+sessions, or its latest session alone), or a judged figure is absent from the latest
+sessions (unless --allow-missing); 2: nothing to read, a session given twice, too few runs
+to judge (N of M), or a bad option (one line on stderr, before any work).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import re
 import sys
 
 from . import history as hist
+from . import vanished
+from .once import refuse_doubled
 from .results import ResultsError, ResultSet, tag_query
 from .sources import Source, check, read, writable_dir, writable_file, write_json
 
@@ -111,9 +114,11 @@ def cmd_history(args) -> int:
         writable_file("--json", args.json)
     outdir = writable_dir("--html", args.html) if args.html else None
 
+    parts = [(src.option, read(src)) for src in sources]
+    refuse_doubled(parts, "in two sources")
     res = ResultSet()
-    for src in sources:
-        res.extend(read(src))
+    for _src, part in parts:
+        res.extend(part)
     for note in res.notes:
         print(f"fabric-report: note: {note}", file=sys.stderr)
     records = res.records
@@ -131,7 +136,12 @@ def cmd_history(args) -> int:
         raise ResultsError("nothing to read: no performance figure left after --system, "
                            "--test, --tag, --since")
     histories = [hist.judge(h, args.tolerance) for h in hist.series(records, res.sessions)]
+    ordered = vanished.latest_sessions(res.records, res.sessions, args.system, lambda s: (
+        _wanted(res.sessions[s], tags) and (since is None or _start_of(s, res) is None
+                                            or _start_of(s, res) >= since.timestamp())))
+    absent = vanished.mark(histories, ordered, res.records)
     line, status = hist.verdict(histories, res.unreadable, args.tolerance)
+    line, status = vanished.amend(line, status, absent, args.allow_missing)
     if args.json:
         write_json(args.json, {"tolerance": args.tolerance, "verdict": line,
                                "figures": [h.to_dict() for h in histories]})
@@ -152,6 +162,11 @@ def cmd_history(args) -> int:
                          + text_table(operating.table_head(), operating.table(rows)) + "\n")
     print(line, file=sys.stderr if status == 2 else sys.stdout)
     return status
+
+
+def _start_of(session: str, res: ResultSet) -> float | None:
+    t = res.sessions[session].get("time_start_unix")
+    return float(t) if isinstance(t, (int, float)) else None
 
 
 def _start(r, sessions) -> float | None:
@@ -205,6 +220,9 @@ def add_parser(sub, tolerance_type) -> None:
                    help="also print, per family, the false alarms, delays and misses of this "
                         "judge on noise resampled from these figures (TRIALS per family, "
                         "e.g. 50; docs/regressions.md)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="a judged figure absent from the latest sessions (its test did not "
+                        "run there, or gave no value) is said but does not fail")
     p.add_argument("--all", action="store_true",
                    help="also list the figures without a change point")
     p.add_argument("--json", metavar="PATH", help="also write the histories as JSON")

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cut_units import unitless_header
 from .results import PerfRecord, ResultsError, ResultSet, _num, _stamp, params_of, refuse_impossible
 
 
@@ -94,6 +95,8 @@ def read_perflogs(path: str | os.PathLike) -> ResultSet:
             if "display_name" in cols or "check_display_name" in cols:
                 # `jobid=%(check_jobid)s` in a format heads its column `jobid=jobid`
                 layout = _layout([c.removeprefix("check_").partition("=")[0] for c in cols])
+                if (cut := unitless_header(str(f), layout and layout.fields)) is not None:
+                    raise ResultsError(cut)
                 continue
             figures = _figures(layout, cols) if layout else None
             if figures is None:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..parsers import physical
+from .cut_units import cut_unit
 
 _PARAM = re.compile(r"%(\w+)=(\S+)")
 
@@ -302,6 +303,8 @@ def read_report(data, source: str = "") -> ResultSet:
                     out.unreadable += 1
                     continue
                 pvar = str(key).split(":")[-1]
+                if (cut := cut_unit(source or uuid, name, pvar, pv)) is not None:
+                    raise ResultsError(cut)
                 val, ref, lower, upper, unit = (list(pv) + [None] * 6)[:5]
                 if isinstance(val, bool) or isinstance(ref, bool):
                     raise ResultsError(f"{source or uuid}: {name} {pvar} = {val!r}, reference "

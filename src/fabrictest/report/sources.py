@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .once import refuse_doubled
 from .outfiles import writable_dir, writable_file, write_json
 from .perflogs import read_perflogs
 from .results import (
@@ -90,9 +91,11 @@ def read(src: Source, need_figures: bool = True) -> ResultSet:
     elif src.kind == "tag":
         res = read_session(tag_query(src.value.split(",")))
     elif src.kind == "report":
+        parts = [(f, read_report_file(f)) for f in _report_files(src.value)]
+        refuse_doubled(parts, "in two of its files")
         res = ResultSet()
-        for f in _report_files(src.value):
-            res.extend(read_report_file(f))
+        for _f, part in parts:
+            res.extend(part)
     else:
         res = read_perflogs(src.value)
     if not res.records and (need_figures or not res.testcases):
