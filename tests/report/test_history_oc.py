@@ -104,7 +104,7 @@ def test_a_figure_too_noisy_for_the_target_says_what_it_can_see():
     assert h.blind_below is not None and h.blind_below > 0.03
     assert f"a drop of 3.0% is not seen within 3 runs, {100 * h.blind_below:.1f}% is" in h.note
     line, _rc = hist.verdict([h], 0, 0.03)
-    assert "1 figures too noisy to see a 3% drop within 3 runs" in line
+    assert "1 figure too noisy to see a 3% drop within 3 runs" in line
     quiet = _judge(100 * (1 + 0.002 * rng.standard_normal(20)))
     assert quiet.blind_below is None and "not seen" not in quiet.note
 

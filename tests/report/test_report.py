@@ -93,12 +93,12 @@ def test_against_references_a_figure_without_a_reference_in_a_passing_test():
     assert [(r.status, r.note) for r in rows] == [("ok", ""), ("unreferenced", "no reference")]
     line, status = ctext.verdict(rows, 0, None, against_references=True)
     assert status == 0
-    assert line == ("no figure regressed beyond their reference bands (compared 1 figures, 1 "
+    assert line == ("no figure regressed beyond their reference bands (compared 1 figure, 1 "
                     "without a reference, 0 unreadable entries in the sources)")
     rows = cmp.against_references([rec("bw", 10.0, "fail"), rec("sim_bw", None, "fail")])
     assert ctext.verdict(rows, 0, None, against_references=True) == (
         "no figure regressed beyond their reference bands; 1 figure without a reference in "
-        "failed tests (compared 1 figures, 1 without a reference (1 of them in failed tests), "
+        "failed tests (compared 1 figure, 1 without a reference (1 of them in failed tests), "
         "0 unreadable entries in the sources); failing: T sim_bw (no reference)", 1)
 
 

@@ -22,6 +22,7 @@ from fabrictest.counters.snapshot import SNAPSHOT_DIR
 
 from .acceptance_cases import label
 from .results import PerfRecord
+from .words import counted
 
 #: how fabric_references words a figure the references file holds nothing for; a test case
 #: whose failure says only this was not judged
@@ -80,9 +81,9 @@ def case_gaps(testcases: Sequence[dict], records: Sequence[PerfRecord]
         gaps.append(f"{len(no_reference)} test cases not judged (failed only for a missing "
                     f"reference): {names(no_reference)}")
     if no_figures:
-        gaps.append(f"{len(no_figures)} test cases gave no figure: {names(no_figures)}")
+        gaps.append(f"{counted(len(no_figures), 'test case')} gave no figure: {names(no_figures)}")
     if null:
-        gaps.append(f"{len(null)} figures have no value (null): {names(null)}")
+        gaps.append(f"{counted(len(null), 'figure')} {'has' if len(null) == 1 else 'have'} no value (null): {names(null)}")
     return gaps, unjudged
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
 from collections import Counter
 from collections.abc import Sequence
 
 from .acceptance import TITLES, Verdict
+from .html import escape as _e
 from .plots import ratio_strip
 from .units import fmt
 
@@ -48,10 +48,6 @@ tr,img,.banner{break-inside:avoid}thead{display:table-header-group}details{displ
 """
 
 MAX_ROWS = 300
-
-
-def _e(x) -> str:
-    return html.escape("" if x is None else str(x))
 
 
 def _st(status: str) -> str:

@@ -37,6 +37,7 @@ from .impact import impact_rows
 from .ratios import RatioRow, ratio_rows
 from .results import PerfRecord, ResultsError, params_of
 from .units import fmt
+from .words import counted
 
 SETS = ("edge", "local", "global", "bisection", "congestion", "within a node",
         "between nodes")
@@ -290,7 +291,7 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
     loose = len(rows) - len(judging)
     judged = len(judging) + len(failed) + len(sweeps)
     n_fail = sum(r["failing"] for r in rows)
-    loose_text = (f"; {loose} figures with bands that judge nothing (not judged)" if loose
+    loose_text = (f"; {counted(loose, 'figure')} with bands that judge nothing (not judged)" if loose
                   else "")
     if judged:
         summary = (f"{len(judging)} figures against their references in "
@@ -298,7 +299,7 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
                    + (f"{n_fail} outside their band" if n_fail else "all within their band")
                    + loose_text
                    + (f"; {len(failed)} test cases failed" if failed else "")
-                   + (f"; {len(sweeps)} sweeps" if sweeps else ""))
+                   + (f"; {counted(len(sweeps), 'sweep')}" if sweeps else ""))
     elif rows or informational:  # a stage whose only figures judge nothing cannot pass
         parts = ([f"{len(informational)} informational (no reference by design)"]
                  if informational else []) + (

@@ -41,6 +41,7 @@ from . import refformat, stats, units
 from .counts import COUNT_MARGIN, COUNT_MIN, COUNT_UNIT, healthy_worst
 from .direction import HIGHER, LOWER, better
 from .results import PerfRecord
+from .words import counted
 
 FACTOR = 3.0
 #: the tightest bound: a quiet fabric is judged at 3 %, a noisy figure by its noise
@@ -273,7 +274,7 @@ def calibrate(records: Sequence[PerfRecord], sessions: Sequence[str],
         per_session = [max(fig.values[s]) if counts else stats.spread(fig.values[s]).median
                        for s in sessions]
         if len(per_session) < stats.MIN_SESSIONS:
-            refused.append(f"{fig.name}: {len(per_session)} sessions, "
+            refused.append(f"{fig.name}: {counted(len(per_session), 'session')}, "
                            f"{stats.MIN_SESSIONS} needed")
             continue
         shaping = {k: next(iter(v)) for k, v in fig.shaping.items()}

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..robust import MAD_TO_SIGMA
+from .words import counted
 
 #: fewest sessions in a segment: one session off its neighbours is an outlier, not a level
 MIN_SEGMENT = 2
@@ -193,7 +194,7 @@ def segment(values: Sequence[float], *, penalty: float = PENALTY,
         raise ValueError("not a finite number in the series")
     n = len(vals)
     if n < MIN_SESSIONS:
-        raise ValueError(f"{n} sessions, {MIN_SESSIONS} needed")
+        raise ValueError(f"{counted(n, 'session')}, {MIN_SESSIONS} needed")
     sigma = noise(vals)
     med = float(np.median(vals))
     rel = vals / abs(med) if med else vals

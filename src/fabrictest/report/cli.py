@@ -42,6 +42,7 @@ from .sources import write_json as _write_json
 from .sweep_files import read_sweep as _read_sweep
 from .sweep_files import sweeps_from as _sweeps_from
 from .units import UnitError
+from .words import counted
 
 
 class _Parser(argparse.ArgumentParser):
@@ -208,8 +209,9 @@ def cmd_html(args) -> int:
     write_text(index, text, "-o")
     unreadable = sum(x.unreadable for x in loaded)
     head = f"; {comparison_head}" if comparison_head else ""
-    print(f"wrote {index} ({len(records)} figures, {len(sweep_views)} sweeps, {unreadable} "
-          f"unreadable entries){head}")
+    print(f"wrote {index} ({counted(len(records), 'figure')}, "
+          f"{counted(len(sweep_views), 'sweep')}, {counted(unreadable, 'unreadable entry', 'unreadable entries')})"
+          f"{head}")
     return 0
 
 

@@ -9,6 +9,7 @@ from . import stats
 from .compare import CompareRow
 from .text_table import text_table
 from .units import fmt as _f
+from .words import counted
 
 
 def noise_text(sigma: float | None, n: int) -> str:
@@ -71,7 +72,7 @@ def verdict(rows: Sequence[CompareRow], unreadable: int, tolerance: float | None
     n = compared(rows)
     count = {s: sum(r.status == s for r in rows) for s in
              ("failed", "new", "missing", "unreferenced", "noise")}
-    parts = [f"compared {n} figures"]
+    parts = [f"compared {counted(n, 'figure')}"]
     if count["noise"]:
         parts.append(f"{count['noise']} moved within the noise")
     if count["failed"]:
@@ -121,6 +122,12 @@ def status_text(r: CompareRow) -> str:
     return r.status + (f" ({r.note})" if r.note else "")
 
 
+def table_order(rows: Sequence[CompareRow]) -> list[CompareRow]:
+    """The judged rows first, then the informational ones (each in the comparison's order):
+    a reader meets what decides the verdict before the figures that need no reference."""
+    return sorted(rows, key=lambda r: r.informational)
+
+
 def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str) -> str:
     """The rows as a text table; with several sessions on a side, each side's noise (its
     sessions' relative spread, and how many sessions) and whether the change is beyond it."""
@@ -131,7 +138,7 @@ def render_table(rows: Sequence[CompareRow], base_label: str, target_label: str)
         head += ["noise base (n)", "noise target (n)", "beyond noise"]
     head.append("status")
     body = []
-    for r in rows:
+    for r in table_order(rows):
         ch = "-" if r.change is None else f"{100 * r.change:+.1f}%"
         line = [r.test, r.scenario or "-", r.sysenv, r.nodes or "-", r.pvar, r.unit,
                 _f(r.base), _f(r.target), ch]

@@ -33,6 +33,7 @@ from .direction import HIGHER, better
 from .refformat import session_record
 from .results import PerfRecord, ResultsError
 from .text_table import text_table
+from .words import counted
 
 #: default tolerance of `fabric-report history`: a confirmed step this large in the bad
 #: direction fails the gate
@@ -337,22 +338,23 @@ def verdict(histories: Sequence[FigureHistory], unreadable: int, tolerance: floa
     n_sessions = len({p.session for h in histories for p in h.points})
     if not judged:
         most = max((len(h.points) for h in histories), default=0)
-        return (f"too few runs to judge ({most} of {cp.MIN_SESSIONS}): {len(histories)} "
-                f"figures over {n_sessions} sessions, the longest history has {most}"), 2
+        return (f"too few runs to judge ({most} of {cp.MIN_SESSIONS}): "
+                f"{counted(len(histories), 'figure')} over {counted(n_sessions, 'session')}, "
+                f"the longest history has {most}"), 2
     bad = [h for h in judged if h.status == "REGRESSED"]
     n_cp = sum(len(h.changes) for h in judged)
     with_cp = sum(bool(h.changes) for h in judged)
     few = len(histories) - len(judged)
     pending = sum(h.unconfirmed for h in bad)
-    line = (f"history of {len(judged)} figures over {n_sessions} sessions: {n_cp} change points "
-            f"in {with_cp} figures, {len(bad)} regressed beyond {100 * tolerance:g}%"
+    line = (f"history of {counted(len(judged), 'figure')} over {counted(n_sessions, 'session')}: "
+            f"{counted(n_cp, 'change point')} in {counted(with_cp, 'figure')}, {len(bad)} regressed beyond {100 * tolerance:g}%"
             + (f" ({pending} on the latest session"
                + ("s" if any(h.shift_runs > 1 for h in bad) else "")
                + " alone, not yet confirmed)" if pending else ""))
     blind = [h.blind_below for h in judged if h.blind_below is not None]
-    extra = [f"{few} figures with fewer than {cp.MIN_SESSIONS} sessions not judged" if few
+    extra = [f"{counted(few, 'figure')} with fewer than {cp.MIN_SESSIONS} sessions not judged" if few
              else "", f"{unreadable} unreadable entries" if unreadable else "",
-             f"{len(blind)} figures too noisy to see a {100 * tolerance:g}% drop within "
+             f"{counted(len(blind), 'figure')} too noisy to see a {100 * tolerance:g}% drop within "
              f"{shift.TARGET_RUNS} runs (they see {100 * min(blind):.1f}-{100 * max(blind):.1f}%)"
              if blind else ""]
     extra = [x for x in extra if x]

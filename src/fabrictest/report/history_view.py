@@ -4,7 +4,6 @@ lines, lone outliers circled), offline like the rest of the report."""
 
 from __future__ import annotations
 
-import html as _html
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .history import FigureHistory  # noqa: E402
 from .html import CSS, _img  # noqa: E402
+from .html import escape as _e  # noqa: E402
 from .outfiles import save_figure, write_text  # noqa: E402
 from .plots import DPI, _slug  # noqa: E402
 
@@ -23,10 +23,6 @@ from .plots import DPI, _slug  # noqa: E402
 MAX_PLOTS = 200
 _COLOUR = {"REGRESSED": "#c62828", "improved": "#2e7d32", "moved": "#ef6c00",
            "changed": "#6a1b9a"}
-
-
-def _e(x) -> str:
-    return _html.escape("" if x is None else str(x))
 
 
 def plot(h: FigureHistory, outdir: Path, name: str) -> str:

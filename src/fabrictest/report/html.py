@@ -11,7 +11,7 @@ from pathlib import Path
 from fabrictest.counters.kinds import KINDS
 
 from .compare import CompareRow
-from .compare_text import noise_text, status_text
+from .compare_text import noise_text, status_text, table_order
 from .impact import impact_section
 from .ratios import RatioRow, per_node
 from .results import PerfRecord
@@ -37,8 +37,13 @@ img{max-width:100%;border:1px solid #ddd;margin:.4em 0}
 """
 
 
-def _e(x) -> str:
+def escape(x) -> str:
+    """Text for the page: None as empty, everything else escaped (the one escaping of every
+    page of the report)."""
     return html.escape("" if x is None else str(x))
+
+
+_e = escape
 
 
 def _n(v) -> str:
@@ -82,7 +87,7 @@ def compare_table(rows: Sequence[CompareRow], base_label: str, target_label: str
         f"<th>unit</th><th>{_e(base_label)}</th><th>{_e(target_label)}</th><th>change</th>"
         f"{noise_head}<th>status</th></tr>"
     ]
-    for r in rows:
+    for r in table_order(rows):
         ch = "-" if r.change is None else f"{100 * r.change:+.1f}%"
         noise = ""
         if with_noise:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import units
 from .compare import newest, unit_of
+from .direction import HIGHER, LOWER, better
 from .node_names import NodeIndex
 from .outfiles import save_figure
 from .results import PerfRecord
@@ -195,7 +196,8 @@ def ratio_plot(rows: Sequence[RatioRow], outdir: Path, per_image: int = 45,
 def per_node(rows: Sequence[RatioRow]) -> list[dict]:
     """Per node named in a figure (a link's or a node's figure, e.g. `node03->node01`,
     `node_node03_rx_gbps`, a sweep's `node03_send`): how many such figures, how many failing,
-    and the worst ratio (the lowest for rates, the highest for times; by distance from 1)."""
+    and the worst ratio: the lowest for a figure better higher (a rate), the highest for one
+    better lower (a time), the farthest from 1 either way for one with no better direction."""
     names = sorted({n for r in rows for n in _nodes_of(r)})
     index = NodeIndex(names)
     by_node: dict[str, list[RatioRow]] = {}
@@ -207,10 +209,19 @@ def per_node(rows: Sequence[RatioRow]) -> list[dict]:
         mine = by_node.get(node)
         if not mine:
             continue
-        worst = max(mine, key=lambda r: abs(math.log(r.ratio)) if r.ratio > 0 else math.inf)
+        worst = max(mine, key=_badness)
         out.append({"node": node, "figures": len(mine),
                     "failing": sum(r.failing for r in mine), "worst": worst})
     return out
+
+
+def _badness(r: RatioRow) -> float:
+    """How far a ratio is on its figure's bad side (log scale; the larger the worse)."""
+    if r.ratio <= 0:
+        return math.inf
+    log = math.log(r.ratio)
+    direction = better(r.unit, r.pvar)
+    return -log if direction == HIGHER else log if direction == LOWER else abs(log)
 
 
 def _nodes_of(r: RatioRow) -> list[str]:

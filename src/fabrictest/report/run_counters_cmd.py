@@ -28,6 +28,7 @@ from fabrictest.counters.whole_run import CaseSnapshots, NodeRun, whole_run
 
 from .results import ResultsError, ResultSet
 from .sources import check, read, writable_file, write_json
+from .words import counted
 
 #: exit statuses; nothing to read or a bad option is 2, as for every fabric-report command
 EXIT_OK, EXIT_FAILED, EXIT_UNREAD = 0, 1, 3
@@ -145,7 +146,7 @@ def cmd_counters(args) -> int:
                                for s, r in runs] + [{"problems": problems}])
     failed = sum(len(r.failures) for _, r in runs)
     unread = sum(len(r.unread) for _, r in runs) + len(problems)
-    print(f"{len(runs)} nodes: {failed} failures, {unread} unreadable")
+    print(f"{counted(len(runs), 'node')}: {counted(failed, 'failure')}, {unread} unreadable")
     return EXIT_FAILED if failed else EXIT_UNREAD if unread else EXIT_OK
 
 
