@@ -211,7 +211,7 @@ def test_a_node_set_the_topology_plans_without_figures_leaves_stage2_incomplete(
 
 
 def test_which_failures_are_a_missing_reference_only():
-    from fabrictest.report.acceptance_evidence import failed_for_no_reference as only
+    from fabrictest.report.acceptance.evidence import failed_for_no_reference as only
 
     def tc(why, phase="performance"):
         return {"result": "fail", "fail_phase": phase, "fail_reason": why}

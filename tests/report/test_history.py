@@ -1,7 +1,7 @@
 """`fabric-report history`: change points over sessions, on synthetic series and on a short
 real history.
 
-The method (:mod:`fabrictest.report.changepoints`) is checked on series made here with a known
+The method (:mod:`fabrictest.report.history.changepoints`) is checked on series made here with a known
 truth: a step, a slow drift, a lone outlier, too few sessions, a 5 % step at session 12 of 20
 (placed within one session, several noise draws) and healthy series (no change point). The
 command is checked on run reports derived from a real one (each its own session, with its own
@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from _rfm_sessions import HERE, SETTINGS, fabric_report, isolated_env, reframe
 
-from fabrictest.report import changepoints as cp
-from fabrictest.report import history as hist
-from fabrictest.report.results import PerfRecord, ResultsError
+from fabrictest.report.history import changepoints as cp
+from fabrictest.report.history import figures as hist
+from fabrictest.report.records.results import PerfRecord, ResultsError
 
 
 def healthy(seed: int, n: int = 20, noise: float = 0.01, level: float = 100.0) -> np.ndarray:

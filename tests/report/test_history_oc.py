@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrictest.report import changepoints as cp
-from fabrictest.report import history as hist
-from fabrictest.report import operating as oc
-from fabrictest.report import shift
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.history import changepoints as cp
+from fabrictest.report.history import figures as hist
+from fabrictest.report.history import operating as oc
+from fabrictest.report.history import shift
+from fabrictest.report.records.results import PerfRecord
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data/topology/vcluster-sweeps"
 

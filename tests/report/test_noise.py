@@ -14,10 +14,10 @@ import json
 import pytest
 from _rfm_sessions import fabric_report
 
-from fabrictest.report import compare as cmp
-from fabrictest.report import compare_text as ctext
-from fabrictest.report.direction import HIGHER, LOWER, better
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.compare import rows as cmp
+from fabrictest.report.compare import text as ctext
+from fabrictest.report.records.direction import HIGHER, LOWER, better
+from fabrictest.report.records.results import PerfRecord
 
 
 @pytest.mark.parametrize("unit,name,want", [
@@ -203,7 +203,7 @@ def test_a_noise_factor_that_makes_no_sense_is_refused(template, tmp_path):
 def test_the_tables_list_judged_rows_before_informational_ones():
     """Issue 43: the a-vs-b table listed the informational rows (alphabetically "A...")
     before the judged ones; judged first, in both the text and the html table."""
-    from fabrictest.report.html import compare_table
+    from fabrictest.report.html.page import compare_table
 
     def side(v):
         info = _rec(v, pvar="a_info")

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from fabrictest.report.ratios import (
+from fabrictest.report.compare.ratios import (
     BAND_VIEW,
     TICK_GAP,
     RatioRow,
@@ -56,7 +56,7 @@ def test_per_node_worst_is_the_worst_on_the_bad_side():
     """Issue 43: "worst figure" showed the farthest from 1 either way (a rate at 2.113x its
     reference beside one at 0.6x); the worst is the lowest ratio for a rate, the highest for a
     time, the farthest either way for a figure with no better direction."""
-    from fabrictest.report.ratios import per_node
+    from fabrictest.report.compare.ratios import per_node
 
     def on(node, value, ref, pvar, unit):
         r = row(value, ref, pvar=pvar, unit=unit)

@@ -25,24 +25,24 @@ import argparse
 import math
 import sys
 
-from ..robust import MAD_TO_SIGMA
-from .acceptance_cmd import add_parser as add_acceptance
-from .attribute_cmd import add_parser as add_attribute
-from .calibrate import FACTOR, FLOOR, MAX_BOUND
-from .calibrate_cmd import cmd_calibrate
-from .compare import NOISE_FACTOR, against_references, compare
-from .compare_text import compared, headline, render_table, verdict
-from .history_cmd import add_parser as add_history
-from .outfiles import write_text
-from .results import ResultsError, ResultSet, mixed_checkouts
-from .run_counters_cmd import add_parser as add_counters
-from .run_counters_cmd import html_section as run_counters_section
-from .sources import Source, check, read, writable_dir, writable_file
-from .sources import write_json as _write_json
-from .sweep_files import read_sweep as _read_sweep
-from .sweep_files import sweeps_from as _sweeps_from
-from .units import UnitError
-from .words import counted
+from fabrictest.report.acceptance.cmd import add_parser as add_acceptance
+from fabrictest.report.attribute.cmd import add_parser as add_attribute
+from fabrictest.report.calibrate.cmd import cmd_calibrate
+from fabrictest.report.calibrate.method import FACTOR, FLOOR, MAX_BOUND
+from fabrictest.report.compare.rows import NOISE_FACTOR, against_references, compare
+from fabrictest.report.compare.text import compared, headline, render_table, verdict
+from fabrictest.report.counters.cmd import add_parser as add_counters
+from fabrictest.report.counters.cmd import html_section as run_counters_section
+from fabrictest.report.history.cmd import add_parser as add_history
+from fabrictest.report.records.outfiles import write_text
+from fabrictest.report.records.results import ResultsError, ResultSet, mixed_checkouts
+from fabrictest.report.records.sources import Source, check, read, writable_dir, writable_file
+from fabrictest.report.records.sources import write_json as _write_json
+from fabrictest.report.records.sweep_files import read_sweep as _read_sweep
+from fabrictest.report.records.sweep_files import sweeps_from as _sweeps_from
+from fabrictest.report.records.units import UnitError
+from fabrictest.report.records.words import counted
+from fabrictest.robust import MAD_TO_SIGMA
 
 
 class _Parser(argparse.ArgumentParser):
@@ -166,9 +166,9 @@ def cmd_html(args) -> int:
     sweeps = [(path, _read_sweep(path)) for path in args.sweep]
     outdir = writable_dir("-o", args.output)
 
-    from . import html as page
-    from . import plots
-    from .ratios import ratio_plot, ratio_rows
+    from fabrictest.report.compare.ratios import ratio_plot, ratio_rows
+    from fabrictest.report.html import page
+    from fabrictest.report.page import plots
 
     loaded = [_load(s) for s in args.sources]
     target = loaded[-1] if loaded else None
@@ -219,7 +219,7 @@ def _history_section(args, records, outdir):
     """With --history: the change points over every stored session of the report's system."""
     if not args.history:
         return None
-    from .history_cmd import html_section
+    from fabrictest.report.history.cmd import html_section
 
     systems = sorted({r.system for r in records})
     return html_section(systems[0] if len(systems) == 1 else None, outdir, args.embed)
