@@ -43,8 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fabrictest.report import changepoints as cp  # noqa: E402
-from fabrictest.report import history as hist  # noqa: E402
+from fabrictest.report.history import changepoints as cp  # noqa: E402
+from fabrictest.report.history import figures as hist  # noqa: E402
 from fabrictest.report.records.direction import LOWER, better  # noqa: E402
 from fabrictest.report.records.results import PerfRecord, read_report_file  # noqa: E402
 

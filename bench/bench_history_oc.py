@@ -29,9 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from fabrictest.report import changepoints as cp  # noqa: E402
-from fabrictest.report import operating as oc  # noqa: E402
-from fabrictest.report import shift  # noqa: E402
+from fabrictest.report.history import changepoints as cp  # noqa: E402
+from fabrictest.report.history import operating as oc  # noqa: E402
+from fabrictest.report.history import shift  # noqa: E402
 from fabrictest.report.records.counts import is_count  # noqa: E402
 from fabrictest.report.records.results import read_report_file  # noqa: E402
 from fabrictest.report.records.text_table import text_table  # noqa: E402

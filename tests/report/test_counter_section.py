@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabrictest.report.html.page import counter_figure, counter_section
+from fabrictest.report.counters.figures import counter_figure, counter_section
 from fabrictest.report.records.results import PerfRecord
 
 

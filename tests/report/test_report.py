@@ -15,7 +15,8 @@ from fabrictest.report.cli import main
 from fabrictest.report.compare import rows as cmp
 from fabrictest.report.compare import text as ctext
 from fabrictest.report.records.perflogs import load_perflogs
-from fabrictest.report.records.results import load_report_file, tag_query
+from fabrictest.report.records.results import load_report_file
+from fabrictest.report.records.sessions import tag_query
 
 
 def test_stored_sessions_are_listed_by_reframe(stored):

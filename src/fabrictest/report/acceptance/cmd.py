@@ -36,7 +36,8 @@ from fabrictest.report.acceptance.stage1 import read_health_file, stage1
 from fabrictest.report.acceptance.stage2 import stage2
 from fabrictest.report.acceptance.stage3 import stage3
 from fabrictest.report.acceptance.verdict import NothingToJudge, judge
-from fabrictest.report.attribute.cmd import load_topology
+from fabrictest.report.attribute.topology import load_topology
+from fabrictest.report.options import add_sources
 from fabrictest.report.records.outfiles import write_json, write_text
 from fabrictest.report.records.results import ResultsError, ResultSet
 from fabrictest.report.records.sources import Source, check, read, writable_dir, writable_file
@@ -45,7 +46,7 @@ from fabrictest.report.records.sweep_files import read_sweep, sweeps_from
 PAGE, TWIN = "index.html", "acceptance.json"
 
 
-def add_parser(sub, add_sources) -> None:
+def add_parser(sub) -> None:
     p = sub.add_parser(
         "acceptance", help="one page over the three acceptance stages, verdict first",
         description="ACCEPTED or NOT ACCEPTED with the elements that failed (node, link, "
@@ -91,7 +92,7 @@ def add_parser(sub, add_sources) -> None:
                    help=f"replace an existing {PAGE} or JSON twin that fabric-report "
                         "acceptance did not write (never an input of the run, a symlink or a "
                         "special file)")
-    p.set_defaults(func=cmd_acceptance)
+    p.set_defaults(func=run)
 
 
 def _hours(text: str) -> float:
@@ -151,7 +152,7 @@ def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
     past, past_sessions = ResultSet(), dict(sessions)
     sources = [Source("report", v) for v in args.history_report]
     if args.history:
-        from fabrictest.report.history.cmd import stored_query
+        from fabrictest.report.records.sessions import stored_query
 
         sources.append(Source("session", stored_query(None, {})))
     for src in sources:
@@ -168,7 +169,7 @@ def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
                   "judged on its history from 10 sessions on, as fabric-report history does.")
 
 
-def cmd_acceptance(args) -> int:
+def run(args) -> int:
     _check_args(args)
     outdir = writable_dir("-o", args.output)
     for name in (PAGE, TWIN):

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from fabrictest.report.acceptance.verdict import TITLES, Verdict
-from fabrictest.report.html.page import escape as _e
+from fabrictest.report.page.markup import escape as _e
 from fabrictest.report.page.plots import ratio_strip
 from fabrictest.report.records.units import fmt
 

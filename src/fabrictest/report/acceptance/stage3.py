@@ -3,7 +3,7 @@ notes' link flaps, cable errors and congestion), over the whole run.
 
 The counters of every node from its first snapshot (before any test touched it) to its last
 (after the last test), and what happened between two tests, when no test's own check was
-looking: ``fabric-report counters``' whole-run view (:mod:`.run_counters_cmd`,
+looking: ``fabric-report counters``' whole-run view (:mod:`fabrictest.report.counters.runs`,
 :mod:`fabrictest.counters.whole_run`), judged with the system's thresholds. A link that went
 down, or an error counter over its threshold, names the node's link; a counter that could not
 be read or compared leaves the stage incomplete. The congestion counters per node and test
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from fabrictest.report.acceptance.evidence import missing_snapshots
 from fabrictest.report.acceptance.verdict import Finding, Stage, status_of
-from fabrictest.report.counters.cmd import changes_text, node_runs
-from fabrictest.report.html.page import counter_figure
+from fabrictest.report.counters.figures import counter_figure
+from fabrictest.report.counters.runs import changes_text, node_runs
 from fabrictest.report.records.results import PerfRecord, ResultSet
 
 

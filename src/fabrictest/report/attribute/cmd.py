@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sys
 
-from fabrictest.parsers.topology import Topology
 from fabrictest.report.attribute.failures import (
     CaseError,
     attribute,
@@ -22,18 +21,11 @@ from fabrictest.report.attribute.failures import (
     cases_from_sweep,
     cases_from_testcases,
 )
+from fabrictest.report.attribute.topology import load_topology
+from fabrictest.report.options import add_sources
 from fabrictest.report.records.results import ResultsError
 from fabrictest.report.records.sources import check, read, writable_file
 from fabrictest.report.records.sources import write_json as _write_json
-from fabrictest.topology_source import TopologyError, read_topology
-
-
-def load_topology(spec: str, routing: str | None = None) -> Topology:
-    """``--topology``: ResultsError (one line) when it cannot be read."""
-    try:
-        return read_topology(spec, routing=routing)
-    except TopologyError as err:
-        raise ResultsError(str(err)) from None
 
 
 def _sweep_cases(path: str):
@@ -50,7 +42,7 @@ def _sweep_cases(path: str):
         raise ResultsError(f"--sweep {path}: {err}") from None
 
 
-def cmd_attribute(args) -> int:
+def run(args) -> int:
     given = len(args.sources) + (1 if args.sweep else 0)
     if given != 1:
         raise ResultsError("attribute takes one source (--session, --tag, --report, "
@@ -86,7 +78,7 @@ def cmd_attribute(args) -> int:
     return result.status
 
 
-def add_parser(sub, add_sources) -> None:
+def add_parser(sub) -> None:
     a = sub.add_parser(
         "attribute", help="name what a run's failures share (node, switch, uplink)",
         description=__doc__.split("\n\n")[0])
@@ -104,4 +96,4 @@ def add_parser(sub, add_sources) -> None:
                    help="attribute a fabric-sweep --json file instead: each run is a case of its "
                         "link, failed below the sweep's cut")
     a.add_argument("--json", metavar="PATH", help="also write the verdict and suspects as JSON")
-    a.set_defaults(func=cmd_attribute)
+    a.set_defaults(func=run)

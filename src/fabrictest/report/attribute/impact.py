@@ -8,6 +8,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fabrictest.references.model import band
 from fabrictest.report.records.results import PerfRecord
 
 
@@ -43,9 +44,7 @@ class ImpactRow:
         r = self.impact
         if r.ref is None:
             return None, None
-        lo = r.ref * (1 + r.lower) if r.lower is not None else None
-        hi = r.ref * (1 + r.upper) if r.upper is not None else None
-        return lo, hi
+        return band(r.ref, r.lower, r.upper)
 
     def status(self) -> str:
         value = self.impact.value
@@ -95,13 +94,13 @@ def impact_section(records: Sequence[PerfRecord]) -> str:
            "<th>loaded</th><th>impact factor</th><th>reference band</th><th>status</th></tr>"]
     for row in rows:
         lo, hi = row.band()
-        band = "-" if row.impact.ref is None else f"{_f(lo)} .. {_f(hi)} (ref {_f(row.impact.ref)})"
+        edges = "-" if row.impact.ref is None else f"{_f(lo)} .. {_f(hi)} (ref {_f(row.impact.ref)})"
         cls = {"fail": "fail", "unreferenced": "unreferenced"}.get(row.status(), "")
         out.append(
             f'<tr class="{cls}"><td>{html.escape(row.test)}</td><td>{html.escape(row.system)}'
             f"</td><td>{html.escape(row.probe)}</td><td class=\"num\">{_n(row.isolated)}</td>"
             f'<td class="num">{_n(row.loaded)}</td><td class="num">'
-            f"{_f(row.impact.value)}x</td><td class=\"num\">{band}</td>"
+            f"{_f(row.impact.value)}x</td><td class=\"num\">{edges}</td>"
             f"<td>{row.status()}</td></tr>")
     out.append("</table>")
     return "\n".join(out)

@@ -14,17 +14,49 @@ import shlex
 import sys
 from pathlib import Path
 
-import yaml
-
-from fabrictest.references import reference_dir
+from fabrictest.references import ReferenceError, read_yaml, reference_dir
 from fabrictest.report.calibrate import merge as refmerge
 from fabrictest.report.calibrate import method as cal
+from fabrictest.report.calibrate.method import FACTOR, FLOOR, MAX_BOUND
+from fabrictest.report.options import add_sources, fraction, positive
 from fabrictest.report.records import refformat, stats
-from fabrictest.report.records.results import ResultsError, ResultSet, mixed_checkouts, params_of
+from fabrictest.report.records.results import ResultsError, ResultSet, params_of
+from fabrictest.report.records.sessions import mixed_checkouts
 from fabrictest.report.records.sources import check, read, writable_file
+from fabrictest.robust import MAD_TO_SIGMA
 
 
-def cmd_calibrate(args, argv: list[str]) -> int:
+def add_parser(sub) -> None:
+    k = sub.add_parser(
+        "calibrate", help="write reference/<system>.yaml entries from 3 or more sessions",
+        description="reference = the sessions' median; bound = the largest of --floor, "
+                    f"--factor x the noise ({MAD_TO_SIGMA:g} MAD, corrected for the number of sessions "
+                    "and the median's own error) and the farthest session, on the side that "
+                    "matters "
+                    "(rates: lower, times: upper). Merged into the system's reference file; "
+                    "other tests, entries, comments and provenance are kept as they are.")
+    add_sources(k)
+    k.add_argument("--system", help="the system to calibrate (default: the sessions' only one)")
+    k.add_argument("--factor", type=positive, default=FACTOR,
+                   help=f"times the robust spread ({MAD_TO_SIGMA:g} x MAD) (default {FACTOR:g})")
+    k.add_argument("--floor", type=fraction, default=FLOOR,
+                   help=f"the tightest bound, a fraction (default {FLOOR:g})")
+    k.add_argument("--max-bound", type=positive, default=MAX_BOUND,
+                   help="refuse a figure whose bound would be wider than this fraction "
+                        f"(default {MAX_BOUND:g})")
+    k.add_argument("--only", metavar="REGEX", help="figures whose 'test figure' matches")
+    k.add_argument("--exclude", metavar="REGEX", help="leave out figures whose 'test figure' "
+                                                      "matches")
+    k.add_argument("--reference-dir", metavar="DIR",
+                   help="where <system>.yaml is (default $RFM_REFERENCE_PREFIX, else reference/)")
+    k.add_argument("-o", "--output", metavar="FILE", help="write this file instead")
+    k.add_argument("--dry-run", action="store_true",
+                   help="print the entries and the file's diff, write nothing")
+    k.set_defaults(func=run)
+
+
+def run(args) -> int:
+    argv = args.argv  # it records its command line
     if not args.sources:
         raise ResultsError("calibrate needs stored sessions (--session, --tag) or run reports "
                            "(--report) of one system")
@@ -136,9 +168,9 @@ def _existing_index(path: Path) -> dict[str, list[str]]:
     if not path.exists():
         return {}
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ResultsError(f"{path}: not a readable reference file ({err})") from err
+        raw = read_yaml(path)
+    except ReferenceError as err:
+        raise ResultsError(str(err)) from None
     if not isinstance(raw, dict):
         raise ResultsError(f"{path}: not a reference file (the top level is not a mapping)")
     return {k: list(v["$index"]) for k, v in raw.items()

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabrictest.references.model import band
 from fabrictest.report.records import refformat, stats, units
 from fabrictest.report.records.counts import COUNT_MARGIN, COUNT_MIN, COUNT_UNIT, healthy_worst
 from fabrictest.report.records.direction import HIGHER, LOWER, better
@@ -161,9 +162,9 @@ def bound_and_reason(values: Sequence[float], direction: str | None, factor: flo
              f"the farthest session ({100 * need:.1f}%)": need}
     by = max(terms, key=terms.get)
     bound = _ceil(terms[by])
-    while direction != LOWER and ref * (1 - bound) > sp.low:  # rounding must not cut one off
+    while direction != LOWER and band(ref, -bound, None)[0] > sp.low:  # rounding must not cut one off
         bound = _ceil(bound + 0.001)
-    while direction != HIGHER and ref * (1 + bound) < sp.high:
+    while direction != HIGHER and band(ref, None, bound)[1] < sp.high:
         bound = _ceil(bound + 0.001)
     lower = None if direction == LOWER else -bound
     upper = None if direction == HIGHER else bound

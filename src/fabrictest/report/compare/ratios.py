@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fabrictest.references.model import band
 from fabrictest.report.compare.rows import newest, unit_of
 from fabrictest.report.records import units
 from fabrictest.report.records.direction import HIGHER, LOWER, better
@@ -51,8 +52,7 @@ class RatioRow:
 
     @property
     def band(self) -> tuple[float | None, float | None]:
-        return (None if self.lower is None else 1 + self.lower,
-                None if self.upper is None else 1 + self.upper)
+        return band(1.0, self.lower, self.upper)
 
     @property
     def failing(self) -> bool:

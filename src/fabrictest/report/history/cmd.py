@@ -19,7 +19,9 @@ import re
 import sys
 
 from fabrictest.report.history import figures as hist
-from fabrictest.report.records.results import ResultsError, ResultSet, tag_query
+from fabrictest.report.options import tolerance
+from fabrictest.report.records.results import ResultsError, ResultSet
+from fabrictest.report.records.sessions import stored_query, tag_query
 from fabrictest.report.records.sources import (
     Source,
     check,
@@ -65,37 +67,11 @@ def _tags(values: list[str]) -> dict[str, str]:
     return out
 
 
-def stored_query(since: _dt.datetime | None, tags: dict[str, str]) -> str:
-    """ReFrame's session query: a time period, and the extras as a filter."""
-    start = since.strftime("%Y%m%dT%H%M") if since else "19700101"
-    query = f"{start}:now"
-    if tags:
-        query += tag_query(f"{k}={v}" for k, v in tags.items())
-    return query
-
-
 def _wanted(info: dict, tags: dict[str, str]) -> bool:
     return all(str(info.get(k)) == v for k, v in tags.items())
 
 
-def html_section(system: str | None, outdir, embed: bool) -> tuple[str, str]:
-    """`fabric-report html --history`: (verdict line, section) of every stored session of
-    `system`, or the reason there is none to show."""
-    from fabrictest.report.history.view import section
-
-    try:
-        res = read(Source("session", stored_query(None, {})))
-    except ResultsError as err:
-        return f"no history: {err}", ""
-    records = [r for r in res.records if system is None or r.system == system]
-    if not records:
-        return f"no history: no stored session of {system}", ""
-    histories = [hist.judge(h) for h in hist.series(records, res.sessions)]
-    line, _status = hist.verdict(histories, res.unreadable, hist.TOLERANCE)
-    return line, section(histories, outdir, embed)
-
-
-def cmd_history(args) -> int:
+def run(args) -> int:
     since = since_time(args.since) if args.since else None
     tags = _tags(args.tag)
     test_re = None
@@ -174,7 +150,7 @@ def _trials(text: str) -> int:
     return int(text)
 
 
-def add_parser(sub, tolerance_type) -> None:
+def add_parser(sub) -> None:
     from fabrictest.report.history.changepoints import CONFIDENCE, MIN_SESSIONS
 
     p = sub.add_parser(
@@ -204,7 +180,7 @@ def add_parser(sub, tolerance_type) -> None:
                    help="only sessions since: 2026-11-01, 20261101T0930 (UTC), 30d, 2w, 12h")
     f.add_argument("--system", help="only this system")
     f.add_argument("--test", metavar="REGEX", help="only tests whose name matches")
-    p.add_argument("--tolerance", type=tolerance_type, default=hist.TOLERANCE,
+    p.add_argument("--tolerance", type=tolerance, default=hist.TOLERANCE,
                    help="a figure regressed when its latest level (or latest session) is "
                         "this fraction worse than the last stable level before its first "
                         f"regression (default {hist.TOLERANCE:g})")
@@ -218,4 +194,4 @@ def add_parser(sub, tolerance_type) -> None:
     p.add_argument("--html", metavar="DIR",
                    help="write DIR/index.html: a plot per figure with its change points")
     p.add_argument("--embed", action="store_true", help="embed the PNGs in the HTML")
-    p.set_defaults(func=cmd_history)
+    p.set_defaults(func=run)

@@ -13,11 +13,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from fabrictest.report.history import figures as hist  # noqa: E402
 from fabrictest.report.history.figures import FigureHistory  # noqa: E402
-from fabrictest.report.html.page import CSS, _img  # noqa: E402
-from fabrictest.report.html.page import escape as _e  # noqa: E402
+from fabrictest.report.page.markup import CSS  # noqa: E402
+from fabrictest.report.page.markup import escape as _e  # noqa: E402
+from fabrictest.report.page.markup import img as _img  # noqa: E402
 from fabrictest.report.page.plots import DPI, _slug  # noqa: E402
 from fabrictest.report.records.outfiles import save_figure, write_text  # noqa: E402
+from fabrictest.report.records.results import ResultsError  # noqa: E402
+from fabrictest.report.records.sessions import stored_query  # noqa: E402
+from fabrictest.report.records.sources import Source, read  # noqa: E402
 
 #: plots beyond this many figures are left out (figures with change points come first)
 MAX_PLOTS = 200
@@ -107,3 +112,18 @@ def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
                f"<title>fabrictest history</title><style>{CSS}</style></head><body>\n"
                + "\n".join(body) + "\n</body></html>\n", "--html")
     return index
+
+
+def html_section(system: str | None, outdir, embed: bool) -> tuple[str, str]:
+    """`fabric-report html --history`: (verdict line, section) of every stored session of
+    `system`, or the reason there is none to show."""
+    try:
+        res = read(Source("session", stored_query(None, {})))
+    except ResultsError as err:
+        return f"no history: {err}", ""
+    records = [r for r in res.records if system is None or r.system == system]
+    if not records:
+        return f"no history: no stored session of {system}", ""
+    histories = [hist.judge(h) for h in hist.series(records, res.sessions)]
+    line, _status = hist.verdict(histories, res.unreadable, hist.TOLERANCE)
+    return line, section(histories, outdir, embed)

@@ -2,58 +2,23 @@
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
-import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from fabrictest.counters.kinds import KINDS
 from fabrictest.report.attribute.impact import impact_section
 from fabrictest.report.compare.ratios import RatioRow, per_node
 from fabrictest.report.compare.rows import CompareRow
 from fabrictest.report.compare.text import noise_text, status_text, table_order
+from fabrictest.report.counters.figures import counter_section
+from fabrictest.report.page.markup import CSS, escape
+from fabrictest.report.page.markup import img as _img
 from fabrictest.report.records.results import PerfRecord
 from fabrictest.report.records.units import fmt
 
-CSS = """
-body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;line-height:1.35}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;
-margin-top:1.8em}
-table{border-collapse:collapse;font-size:.82em;margin:.6em 0}
-th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#eee}
-td.num{text-align:right;font-family:monospace}
-tr.REGRESSED td,tr.suspect td,tr.unreachable td,tr.fail td{background:#fbe3e3}
-tr.improved td{background:#e3f4e3}tr.noise td{background:#f0f0f0}tr.new td,tr.missing td,tr.unreferenced td,tr.cleared td{background:#f6f3de}
-tr.below-reference td{background:#fbe3e3}tr.borderline td,tr.ambiguous td{background:#fdf0d8}
-tr.undecided td,tr.unmeasured td{background:#ececf6}
-td.st-slow,td.st-below,td.st-unreachable{background:#f3b6b6;font-weight:bold}
-td.st-borderline,td.st-ambiguous,td.st-noise{background:#fbe0b0}
-td.st-undecided,td.st-unmeasured{background:#d9d9ef}
-.verdict{font-family:monospace;background:#f4f4f4;padding:.6em;white-space:pre-wrap}
-img{max-width:100%;border:1px solid #ddd;margin:.4em 0}
-.note{color:#555;font-size:.85em}
-"""
-
-
-def escape(x) -> str:
-    """Text for the page: None as empty, everything else escaped (the one escaping of every
-    page of the report)."""
-    return html.escape("" if x is None else str(x))
-
-
 _e = escape
 
-
-def _n(v) -> str:
-    return fmt(v)
-
-
-def _img(outdir: Path, name: str, embed: bool, alt: str) -> str:
-    if embed:
-        data = base64.b64encode((outdir / name).read_bytes()).decode()
-        return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
-    return f'<img alt="{_e(alt)}" src="{_e(name)}">'
+_n = fmt
 
 
 def _records_table(records: Sequence[PerfRecord], limit: int = 400) -> str:
@@ -155,40 +120,6 @@ def ratio_section(rows: Sequence[RatioRow], images: list[dict], outdir: Path,
         f"<th>unit</th><th>reference</th><th>band</th>{head}<th>value</th><th>ratio</th>"
         "<th>status</th></tr>" + "".join(out) + "</table>")
     return "\n".join(parts)
-
-
-def counter_figure(pvar: str) -> tuple[str, str] | None:
-    """``counters_node03_port_xmit_wait`` -> ('node03', 'port_xmit_wait'); None otherwise."""
-    if not pvar.startswith("counters_"):
-        return None
-    for name in sorted(KINDS, key=len, reverse=True):
-        node = pvar[len("counters_"):-len(name) - 1]
-        if pvar.endswith("_" + name) and node:
-            return node, name
-    return None
-
-
-def counter_section(records: Sequence[PerfRecord]) -> str:
-    """The congestion counters per node (the base's ``counters_<node>_<counter>`` figures, an
-    increase during each test): per node and counter, the total over the tests and the test
-    that saw the most. Empty when the results have none."""
-    table: dict[tuple[str, str], list[tuple[float, str]]] = {}
-    for r in records:
-        place = counter_figure(r.pvar)
-        if place and r.value is not None:
-            table.setdefault(place, []).append((r.value, r.test))
-    if not table:
-        return ""
-    rows = "".join(
-        f"<tr><td>{_e(node)}</td><td>{_e(name)}</td><td class=num>{_n(sum(v for v, _ in vals))}"
-        f"</td><td class=num>{len(vals)}</td><td class=num>{_n(max(vals)[0])}</td>"
-        f"<td>{_e(max(vals)[1])}</td></tr>"
-        for (node, name), vals in sorted(table.items()))
-    return ("<h2>Counters per node</h2><p class=note>Congestion counters read on every node "
-            "before and after each multi-node test (docs/counters.md): their increase. Links "
-            "that went down and error counters fail the test itself.</p><table><tr><th>node"
-            "</th><th>counter</th><th>total</th><th>tests</th><th>most in one test</th><th>"
-            "that test</th></tr>" + rows + "</table>")
 
 
 def sweep_section(sweep: dict, images: list[dict], outdir: Path, embed: bool) -> str:

@@ -15,13 +15,8 @@ from pathlib import Path
 
 from fabrictest.report.records.outfiles import writable_dir, writable_file, write_json
 from fabrictest.report.records.perflogs import read_perflogs
-from fabrictest.report.records.results import (
-    ResultsError,
-    ResultSet,
-    read_report_file,
-    read_session,
-    tag_query,
-)
+from fabrictest.report.records.results import ResultsError, ResultSet, read_report_file
+from fabrictest.report.records.sessions import read_session, tag_query
 
 __all__ = ["KINDS", "Source", "check", "read", "writable_dir", "writable_file", "write_json"]
 
