@@ -75,6 +75,16 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("vcluster/plan.py", "import reframe_tests.fabric_base", "vcluster imports no ReFrame"),
         ("vcluster/plan.py", "import tests.conftest", "vcluster imports no ReFrame"),
         ("report/records/stats.py", "from fabrictest.txrx import errors", "report does not import txrx"),
+        # report: the floor imports no command, a command no command module, and the five
+        # commands below acceptance and html none of each other
+        ("report/records/stats.py", "from fabrictest.report.compare import rows",
+         "report: the CLI above the commands"),
+        ("report/page/plots.py", "from fabrictest.report.options import load",
+         "report: the CLI above the commands"),
+        ("report/history/figures.py", "from fabrictest.report.compare.rows import newest",
+         "report: the CLI above the commands"),
+        ("report/acceptance/stage1.py", "from fabrictest.report.history.cmd import run",
+         "report: a command module (cmd) is imported by the CLI only"),
         ("sysinfo.py", "from fabrictest import health", "fabrictest's modules import only"),
         ("health/checks.py", "from . import gather", "health: the CLI above the gathering"),
         ("health/gather.py", "from .cli import main", "health: the CLI above the gathering"),
@@ -112,6 +122,15 @@ def test_a_module_outside_the_layers_is_refused(package_copy):
     proc = lint_imports(package_copy)
     assert proc.returncode != 0, proc.stdout
     assert "fabrictest.newthing" in proc.stdout + proc.stderr
+
+
+def test_a_report_module_outside_its_packages_is_refused(package_copy):
+    # report-layers is exhaustive: a new module of report/ belongs to a command's package or
+    # to the records
+    (package_copy / "fabrictest" / "report" / "loose.py").write_text("X = 1\n")
+    proc = lint_imports(package_copy)
+    assert proc.returncode != 0, proc.stdout
+    assert "fabrictest.report.loose" in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(

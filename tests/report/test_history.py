@@ -23,6 +23,7 @@ from _rfm_sessions import HERE, SETTINGS, fabric_report, isolated_env, reframe
 
 from fabrictest.report.history import changepoints as cp
 from fabrictest.report.history import figures as hist
+from fabrictest.report.history import summary
 from fabrictest.report.records.results import PerfRecord, ResultsError
 
 
@@ -88,7 +89,7 @@ def test_too_few_sessions_and_non_finite_values_are_refused():
         cp.segment(bad)
     h = hist.judge(_history(healthy(0, n=5)))
     assert h.status == "few" and h.note == f"too few runs to judge (5 of {cp.MIN_SESSIONS})"
-    line, status = hist.verdict([h], 0, hist.TOLERANCE)
+    line, status = summary.verdict([h], 0, hist.TOLERANCE)
     assert status == 2 and line.startswith(f"too few runs to judge (5 of {cp.MIN_SESSIONS}): 1 figure over 5 "
                                        "sessions")
     rec = PerfRecord("T", "T", "s", "p", "e", "bw", math.inf, "MB/s", session="s1")

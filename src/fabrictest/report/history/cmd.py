@@ -19,6 +19,7 @@ import re
 import sys
 
 from fabrictest.report.history import figures as hist
+from fabrictest.report.history import summary
 from fabrictest.report.options import tolerance
 from fabrictest.report.records.results import ResultsError, ResultSet
 from fabrictest.report.records.sessions import stored_query, tag_query
@@ -114,7 +115,7 @@ def run(args) -> int:
         raise ResultsError("nothing to read: no performance figure left after --system, "
                            "--test, --tag, --since")
     histories = [hist.judge(h, args.tolerance) for h in hist.series(records, res.sessions)]
-    line, status = hist.verdict(histories, res.unreadable, args.tolerance)
+    line, status = summary.verdict(histories, res.unreadable, args.tolerance)
     if args.json:
         write_json(args.json, {"tolerance": args.tolerance, "verdict": line,
                                "figures": [h.to_dict() for h in histories]})
@@ -124,7 +125,7 @@ def run(args) -> int:
         write_page(histories, outdir, line, [s.option.lstrip("-") for s in sources],
                    embed=args.embed)
     if status != 2:
-        sys.stdout.write(hist.render(histories, args.all) + "\n")
+        sys.stdout.write(summary.render(histories, args.all) + "\n")
     if args.characteristics and status != 2:
         from fabrictest.report.history import operating
         from fabrictest.report.records.text_table import text_table

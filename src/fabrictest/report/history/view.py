@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fabrictest.report.history import figures as hist  # noqa: E402
+from fabrictest.report.history import summary  # noqa: E402
 from fabrictest.report.history.figures import FigureHistory  # noqa: E402
 from fabrictest.report.page.markup import CSS  # noqa: E402
 from fabrictest.report.page.markup import escape as _e  # noqa: E402
@@ -125,5 +126,5 @@ def html_section(system: str | None, outdir, embed: bool) -> tuple[str, str]:
     if not records:
         return f"no history: no stored session of {system}", ""
     histories = [hist.judge(h) for h in hist.series(records, res.sessions)]
-    line, _status = hist.verdict(histories, res.unreadable, hist.TOLERANCE)
+    line, _status = summary.verdict(histories, res.unreadable, hist.TOLERANCE)
     return line, section(histories, outdir, embed)
