@@ -78,11 +78,11 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         # report: the floor imports no command, a command no command module, and the five
         # commands below acceptance and html none of each other
         ("report/records/stats.py", "from fabrictest.report.compare import rows",
-         "report: the CLI above the commands"),
+         "report: cli above the commands"),
         ("report/page/plots.py", "from fabrictest.report.options import load",
-         "report: the CLI above the commands"),
+         "report: cli above the commands"),
         ("report/history/figures.py", "from fabrictest.report.compare.rows import newest",
-         "report: the CLI above the commands"),
+         "report: cli above the commands"),
         ("report/acceptance/stage1.py", "from fabrictest.report.history.cmd import run",
          "report: a command module (cmd) is imported by the CLI only"),
         ("sysinfo.py", "from fabrictest import health", "fabrictest's modules import only"),
