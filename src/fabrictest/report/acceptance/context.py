@@ -5,7 +5,7 @@ its provenance, the MPI, OSU and IMB versions, the NIC driver and firmware where
 Headline figures are the stage-2 figures with a reference of their own (not the per-link or
 per-node figures judged by a headline's reference). Their history is every session given as
 history (stored sessions, or run reports), the acceptance run's own included, as ``fabric-report
-history`` reads it (:mod:`.history`): with 10 sessions or more a figure gets its verdict on
+history`` reads it (:mod:`fabrictest.report.history.figures`): with 10 sessions or more a figure gets its verdict on
 levels and change points; with fewer it is shown and not judged.
 
 The suite records what it can in every test case of the run report (the ReFrame plugin

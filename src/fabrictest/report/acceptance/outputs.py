@@ -7,7 +7,7 @@ before the mark said), a twin whose ``format`` is :data:`TWIN_FORMAT`, charts be
 its own. Anything else (a user's ``index.html``, one of this run's input reports) is refused in
 one line, before any work (exit 2); ``--force`` replaces a regular file that is not its own,
 never an input of the run. Symlinks and special files are never replaced
-(:mod:`.outfiles`).
+(:mod:`fabrictest.report.records.outfiles`).
 """
 
 from __future__ import annotations

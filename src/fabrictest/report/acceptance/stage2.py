@@ -1,7 +1,7 @@
 """Stage 2 of the acceptance: performance per edge, local and global node set and bisection,
 as ratios to the references; congestion impact; the node-pair sweep's suspects.
 
-Every figure with a reference is its ratio to that reference (:mod:`.ratios`: 1 is the
+Every figure with a reference is its ratio to that reference (:mod:`fabrictest.report.compare.ratios`: 1 is the
 reference, the band ReFrame judged it with is [1 + lower, 1 + upper]), grouped by the node set
 of its test case, as the Slingshot acceptance notes scope their tests:
 
@@ -15,7 +15,7 @@ of its test case, as the Slingshot acceptance notes scope their tests:
 The evidence rule of ``compare``: nothing is called failed without evidence. A figure fails
 only outside its reference band (or when ReFrame failed it against its reference); a test case
 fails only when ReFrame failed it. What failed is named by what the failures share
-(:mod:`.attribute`: the node, switch or uplink every failed case involves and the fewest
+(:mod:`fabrictest.report.attribute.failures`: the node, switch or uplink every failed case involves and the fewest
 passing ones do), a global failure that names no node by its group pair, and the sweep by its
 own suspects. A figure without a reference is not judged (the stage is then incomplete unless
 the test declares it informational).

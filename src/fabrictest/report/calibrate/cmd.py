@@ -1,7 +1,7 @@
 """`fabric-report calibrate`: reference entries from 3 or more stored sessions or run reports.
 
-The statistics are in :mod:`.calibrate`, the format in :mod:`.refformat`, the merge into the
-system's reference file in :mod:`.refmerge`; this module checks the options, reads the
+The statistics are in :mod:`fabrictest.report.calibrate.method`, the format in :mod:`fabrictest.report.records.refformat`, the merge into the
+system's reference file in :mod:`fabrictest.report.calibrate.merge`; this module checks the options, reads the
 sessions and prints what it did.
 """
 

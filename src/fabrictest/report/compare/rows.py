@@ -3,15 +3,15 @@ scenario, node and figure.
 
 No regression without evidence: a figure is REGRESSED only when it moved in the bad
 direction by more than the tolerance *and* that move is beyond the measured noise (3 or more
-sessions on each side, :mod:`.stats`), leaves the figure outside its reference band, or
+sessions on each side, :mod:`fabrictest.report.records.stats`), leaves the figure outside its reference band, or
 happened in a test that passed in the base and failed in the target (the suite's verdict). A move
 with the noise unknown (fewer than 3 sessions on a side) and within the band is "changed by X %
 (noise unknown)": neutral, and the verdict says how many there are and what would judge them.
-Counts (unit `count`) follow the count rule (:mod:`.counts`) instead of a relative change.
+Counts (unit `count`) follow the count rule (:mod:`fabrictest.report.records.counts`) instead of a relative change.
 
 Which way is worse comes from the unit, and from the figure's name where the unit does not
-say (:mod:`.direction`). A figure is compared in one unit: the target's newest (values in
-another unit of the same dimension are converted, :mod:`.units`; units of different
+say (:mod:`fabrictest.report.records.direction`). A figure is compared in one unit: the target's newest (values in
+another unit of the same dimension are converted, :mod:`fabrictest.report.records.units`; units of different
 dimensions for one figure are refused). Each side may hold several sessions (all the sessions
 with one `--session-extras` tag, say): a figure's value on a side is the median of its
 sessions.

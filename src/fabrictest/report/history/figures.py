@@ -7,12 +7,12 @@ one value per session (the median of a session's reruns), in the order the sessi
 The change points come from :mod:`.changepoints`; they cut the series into levels. A figure
 regressed when its latest level is worse, beyond the tolerance, than the last stable level
 before its first regression: the earliest level that every later level is worse than (the
-bad direction from :mod:`.direction`). So a slow drift of small steps counts as a whole, and
+bad direction from :mod:`fabrictest.report.records.direction`). So a slow drift of small steps counts as a whole, and
 a partial recovery is still a regression (-20 % then +5 % is 16 % below). A latest session
 beyond the tolerance and the noise from its level is reported at once ("latest session X %
 below, not yet confirmed"), before a change point can be placed. Counts (unit `count`)
-follow the count rule (:mod:`.counts`). A figure is one unit: values in other units of its
-dimension are converted (:mod:`.units`), other dimensions refused.
+follow the count rule (:mod:`fabrictest.report.records.counts`). A figure is one unit: values in other units of its
+dimension are converted (:mod:`fabrictest.report.records.units`), other dimensions refused.
 
 Pure: records and sessions in, histories out; the verdict over them and their table are
 :mod:`.summary`'s.
