@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from fabrictest.parsers.topology import parse_scontrol_topology  # noqa: E402
 from fabrictest.parsers.topology_model import natural  # noqa: E402
-from fabrictest.report import attribute as attr  # noqa: E402
-from fabrictest.report.attribute import Case, attribute  # noqa: E402
+from fabrictest.report.attribute import failures as attr  # noqa: E402
+from fabrictest.report.attribute.failures import Case, attribute  # noqa: E402
 
 
 def fat_tree(n: int, per: int = 32, spines: int = 8):

@@ -22,7 +22,7 @@ Three ways, each printing a table:
   run reports: the change points it names, and whether each is within one session. With
   `--healthy-sessions N`, N more healthy runs first, judged alone (false change points).
 
-The method is fabrictest.report.changepoints (what `fabric-report history` runs); the
+The method is fabrictest.report.history.changepoints (what `fabric-report history` runs); the
 baseline is the truth the bench injected.
 """
 
@@ -43,10 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fabrictest.report import changepoints as cp  # noqa: E402
-from fabrictest.report import history as hist  # noqa: E402
-from fabrictest.report.direction import LOWER, better  # noqa: E402
-from fabrictest.report.results import PerfRecord, read_report_file  # noqa: E402
+from fabrictest.report.history import changepoints as cp  # noqa: E402
+from fabrictest.report.history import figures as hist  # noqa: E402
+from fabrictest.report.records.direction import LOWER, better  # noqa: E402
+from fabrictest.report.records.results import PerfRecord, read_report_file  # noqa: E402
 
 #: what `--vcluster` runs by default: the tx/rx test whose pairs cross node03's link
 #: (node03 -> node01; paired/one runs node02 -> node01 and does not cross it)

@@ -7,7 +7,7 @@ how often it is missed within 10 runs), and what a single 10 % spike does.
     python bench/bench_history_oc.py --noise 0.005,0.01,0.02,0.03   # normal noise of those spreads
     python bench/bench_history_oc.py --calibrate                  # shift.Z_NAMED from normal noise
 
-The noise (fabrictest.report.operating): each recorded figure's sessions about their own
+The noise (fabrictest.report.history.operating): each recorded figure's sessions about their own
 median, pooled per family, resampled into 20 healthy sessions and 10 more. Recordings:
 tests/data/topology/vcluster-sweeps/*-healthy-*.json (fabric-sweep on the vcluster's fat tree
 and dragonfly, 5 healthy runs each: every node's figure) and
@@ -29,12 +29,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from fabrictest.report import changepoints as cp  # noqa: E402
-from fabrictest.report import operating as oc  # noqa: E402
-from fabrictest.report import shift  # noqa: E402
-from fabrictest.report.counts import is_count  # noqa: E402
-from fabrictest.report.results import read_report_file  # noqa: E402
-from fabrictest.report.text_table import text_table  # noqa: E402
+from fabrictest.report.history import changepoints as cp  # noqa: E402
+from fabrictest.report.history import operating as oc  # noqa: E402
+from fabrictest.report.history import shift  # noqa: E402
+from fabrictest.report.records.counts import is_count  # noqa: E402
+from fabrictest.report.records.results import read_report_file  # noqa: E402
+from fabrictest.report.records.text_table import text_table  # noqa: E402
 
 SWEEPS = ROOT / "tests/data/topology/vcluster-sweeps"
 LOCAL = ROOT / "tests/report/data"

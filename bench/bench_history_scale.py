@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from fabrictest.report import changepoints as cp  # noqa: E402
+from fabrictest.report.history import changepoints as cp  # noqa: E402
 
 GOAL_S = 30.0
 

@@ -70,11 +70,21 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("parsers/_util.py", "import reframe", "parsers are pure"),
         ("parsers/osu.py", "from fabrictest import sysinfo", "parsers are pure"),
         ("txrx/stats.py", "import reframe.utility.sanity", "txrx imports no ReFrame"),
-        ("txrx/stats.py", "from fabrictest.report import stats", "txrx imports no ReFrame"),
+        ("txrx/stats.py", "from fabrictest.report.records import stats", "txrx imports no ReFrame"),
         ("txrx/stats.py", "import matplotlib", "txrx imports no ReFrame"),
         ("vcluster/plan.py", "import reframe_tests.fabric_base", "vcluster imports no ReFrame"),
         ("vcluster/plan.py", "import tests.conftest", "vcluster imports no ReFrame"),
-        ("report/stats.py", "from fabrictest.txrx import errors", "report does not import txrx"),
+        ("report/records/stats.py", "from fabrictest.txrx import errors", "report does not import txrx"),
+        # report: the floor imports no command, a command no command module, and the five
+        # commands below acceptance and html none of each other
+        ("report/records/stats.py", "from fabrictest.report.compare import rows",
+         "report: cli above the commands"),
+        ("report/page/plots.py", "from fabrictest.report.options import load",
+         "report: cli above the commands"),
+        ("report/history/figures.py", "from fabrictest.report.compare.rows import newest",
+         "report: cli above the commands"),
+        ("report/acceptance/stage1.py", "from fabrictest.report.history.cmd import run",
+         "report: a command module (cmd) is imported by the CLI only"),
         ("plan/jobs.py", "import reframe", "plan runs ReFrame as a subprocess only"),
         ("plan/output.py", "from fabrictest.report import outfiles",
          "plan runs ReFrame as a subprocess only"),
@@ -116,6 +126,15 @@ def test_a_module_outside_the_layers_is_refused(package_copy):
     proc = lint_imports(package_copy)
     assert proc.returncode != 0, proc.stdout
     assert "fabrictest.newthing" in proc.stdout + proc.stderr
+
+
+def test_a_report_module_outside_its_packages_is_refused(package_copy):
+    # report-layers is exhaustive: a new module of report/ belongs to a command's package or
+    # to the records
+    (package_copy / "fabrictest" / "report" / "loose.py").write_text("X = 1\n")
+    proc = lint_imports(package_copy)
+    assert proc.returncode != 0, proc.stdout
+    assert "fabrictest.report.loose" in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(

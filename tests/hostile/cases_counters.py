@@ -386,11 +386,11 @@ case("a 64-bit extended counter past 65535", "widths:extended-64-bit",
 case("report: every snapshot malformed", "report_all_malformed",
      r"^exit 3: .*UNREAD .*not JSON.*\| 0 nodes: 0 failures, 2 unreadable$")
 case("report: snapshots with no counters", "report_empty_snapshots",
-     r"^exit 3: .*\| 1 nodes: 0 failures, [1-9]\d* unreadable$")
+     r"^exit 3: .*\| 1 node: 0 failures, [1-9]\d* unreadable$")
 case("report: two files for one node", "report_node_twice",
-     r"^exit 3: .*\| 1 nodes: 0 failures, [1-9]\d* unreadable$")
+     r"^exit 3: .*\| 1 node: 0 failures, [1-9]\d* unreadable$")
 case("report: thresholds that cannot fail", "report_unbounded_thresholds",
-     r"^exit 3: .*\| 1 nodes: 0 failures, 1 unreadable$")
+     r"^exit 3: .*\| 1 node: 0 failures, 1 unreadable$")
 case("ethtool cut value is not 58591", "reader:ethtool-cut-value",
      r"^exit 0: \{'rx_discards_phy': None\}", why=WHY29)
 case("cxi_stat cut state is not down", "reader:cxi-cut-state", r"^exit 0: None ", why=WHY29)

@@ -90,7 +90,7 @@ cmd("report history us then ms, 50 % worse", [R, "history", "--report", US_THEN_
     r"regressed: TxRxTest %scenario=paired latency \+50\.\d% since", stream="out",
     match="any", why=WHY_UNITS + ': us then ms, latency 50 % worse: "improved"')
 cmd("report history MB/s then GB/s unchanged", [R, "history", "--report", MB_THEN_GB], 0,
-    r"^history of 1 figures over 20 sessions: 0 change points in 0 figures, 0 regressed",
+    r"^history of 1 figure over 20 sessions: 0 change points in 0 figures, 0 regressed",
     stream="out", match="any", why=WHY_UNITS + ': MB/s then GB/s unchanged: "REGRESSED"')
 cmd("report history a rate then a time", [R, "history", "--report", RATE_THEN_TIME], 2,
     r"^fabric-report: TxRxTest %scenario=paired bw: given in MB/s \(a data rate\), us \(a "
@@ -179,7 +179,7 @@ cmd("report history a last session 99.9999 % down", [R, "history", "--report", L
     r"REGRESSED \(latest session 99\.9999% below, not yet confirmed\)$", stream="out",
     match="any", why=WHY_HISTORY + ': a last session 99.9999 % down: "no change point"')
 cmd("report history a last session 1.5 % down", [R, "history", "--report", LAST_OK], 0,
-    r"^history of 1 figures over 15 sessions: 0 change points in 0 figures, 0 regressed",
+    r"^history of 1 figure over 15 sessions: 0 change points in 0 figures, 0 regressed",
     stream="out", match="any")
 cmd("report history a full recovery", [R, "history", "--report", RECOVERED], 0,
     r", 0 regressed beyond 3%", stream="out", match="any")
@@ -306,14 +306,14 @@ cmd("report compare 3 sessions per side, beyond the noise", [R, "compare", "--re
     stream="out", match="any", why=WHY_EVIDENCE)
 cmd("report compare 3 sessions per side, within the noise", [R, "compare", "--report",
                                                              THREE_WIDE, "--report", THREE_A],
-    0, r"^no evidence of regression \(compared 1 figures, 1 moved within the noise",
+    0, r"^no evidence of regression \(compared 1 figure, 1 moved within the noise",
     stream="out", match="any", why=WHY_EVIDENCE)
 cmd("report compare one session per side, half", [R, "compare", "--report", ONE, "--report",
                                                   HALF], 0,
     r"changed by -50\.0% \(noise unknown\)$", stream="out", match="any", why=WHY_EVIDENCE)
 cmd("report compare says nothing unread before the failing list",
     [R, "compare", "--report", THREE_A, "--report", THREE_B], 1,
-    r"\(compared 1 figures, 0 unreadable entries in the sources\); failing: TxRxTest "
+    r"\(compared 1 figure, 0 unreadable entries in the sources\); failing: TxRxTest "
     r"%scenario=paired bw \(-15\.0%\)$", stream="out", match="any",
     why="compare ends 'could not read 0: AllToManyTest ...' (the regressed figures)")
 

@@ -181,7 +181,7 @@ def test_one_reference_directory_lookup_for_every_reader(tmp_path, monkeypatch):
 
     from fabrictest.counters import files as counter_files
     from fabrictest.references import location
-    from fabrictest.report import calibrate_cmd
+    from fabrictest.report.calibrate import cmd as calibrate_cmd
     from fabrictest.sweep import system_defaults
 
     assert calibrate_cmd.reference_dir is counter_files.reference_dir is location.reference_dir

@@ -12,9 +12,9 @@ from report._reports import fabric_report
 
 from fabrictest.counters.snapshot import Counter, Snapshot
 from fabrictest.parsers.topology import parse_topology_file
-from fabrictest.report import acceptance as acc
-from fabrictest.report.acceptance_stage1 import found_expected
-from fabrictest.report.acceptance_stage2 import set_of
+from fabrictest.report.acceptance import verdict as acc
+from fabrictest.report.acceptance.stage1 import found_expected
+from fabrictest.report.acceptance.stage2 import set_of
 
 THRESHOLDS = '$provenance:\n  document: "test thresholds"\nerrors:\n  default: 0\n'
 TOPOLOGY = "sw1: node[01-02] parent=top\nsw2: node[03-04] parent=top\n"
@@ -254,7 +254,7 @@ def test_a_sweeps_measurement_beats_which_cases_failed_together():
     """node04 is in 2 of the 3 failures and in no passing case, node03 in all 3 and in one
     passing case: attribute names node04. The sweep measured node04 healthy both ways and
     named node03: node03 is named, node04 is not."""
-    from fabrictest.report.acceptance_stage2 import stage2
+    from fabrictest.report.acceptance.stage2 import stage2
 
     cases = [_tc("Bisection", NODES, "fail"), _tc("Congestion", NODES, "fail"),
              _tc("PairsOfThree", NODES[:3], "pass"), _tc("PairedOne", NODES[:2], "pass"),
@@ -271,7 +271,7 @@ def test_a_sweeps_measurement_beats_which_cases_failed_together():
 
 
 def test_global_failures_that_no_node_explains_name_their_group_pair():
-    from fabrictest.report.acceptance_stage2 import stage2
+    from fabrictest.report.acceptance.stage2 import stage2
 
     topo = parse_topology_file("sw1: n[1-2] parent=g1\nsw2: n[3-4] parent=g2\n"
                                "g1: parent=top\ng2: parent=top\n")

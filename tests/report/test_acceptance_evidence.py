@@ -110,8 +110,8 @@ def test_a_case_with_no_figures_and_a_null_figure_are_gaps(env):
     rc, out, _, twin = accept(env, "--report", run.write())
     assert rc == 1, out
     gaps = " | ".join(twin["stages"][1]["gaps"])
-    assert "1 test cases gave no figure: BisectionTest" in gaps, gaps
-    assert "1 figures have no value (null): TxRxTest %scenario=paired %span=one " \
+    assert "1 test case gave no figure: BisectionTest" in gaps, gaps
+    assert "1 figure has no value (null): TxRxTest %scenario=paired %span=one " \
            "stream_node02_to_node01_gbps" in gaps, gaps
     assert twin["stages"][1]["status"] == "incomplete"
 
@@ -134,7 +134,7 @@ def test_figures_whose_bands_judge_nothing_are_not_counted_as_within(env):
     rc, out, _, twin = accept(env / "b", "--report", run.write())
     assert rc == 0, out
     assert "8 figures against their references" in out and \
-        "1 figures with bands that judge nothing (not judged)" in out, out
+        "1 figure with bands that judge nothing (not judged)" in out, out
 
 
 def test_a_node_missing_checks_the_others_ran_leaves_stage1_incomplete(env):
@@ -211,7 +211,7 @@ def test_a_node_set_the_topology_plans_without_figures_leaves_stage2_incomplete(
 
 
 def test_which_failures_are_a_missing_reference_only():
-    from fabrictest.report.acceptance_evidence import failed_for_no_reference as only
+    from fabrictest.report.acceptance.evidence import failed_for_no_reference as only
 
     def tc(why, phase="performance"):
         return {"result": "fail", "fail_phase": phase, "fail_reason": why}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fabrictest.parsers.topology import parse_topology_file
-from fabrictest.report.attribute import (
+from fabrictest.report.attribute.failures import (
     attribute,
     cases_from_records,
     cases_from_testcases,
@@ -190,7 +190,7 @@ def test_command_refuses_with_one_line(tmp_path, capsys, argv, message):
 
 def test_perflog_figures_implicate_the_nodes_their_links_name():
     """Perflogs carry no node list: a case is its figures, its nodes those its links name."""
-    from fabrictest.report.results import PerfRecord
+    from fabrictest.report.records.results import PerfRecord
 
     def rec(test, job, pvar, result):
         return PerfRecord(test=test, base=test.split(" %")[0], system="vc", partition="p",

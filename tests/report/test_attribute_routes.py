@@ -9,7 +9,7 @@ import random
 import pytest
 
 from fabrictest.parsers.topology import parse_scontrol_topology, parse_topology_file
-from fabrictest.report.attribute_hops import HopFinder
+from fabrictest.report.attribute.hops import HopFinder
 
 GUIDE = parse_scontrol_topology(
     "SwitchName=s0 Nodes=tux[0-3]\nSwitchName=s1 Nodes=tux[4-7]\nSwitchName=s2 Nodes=tux[8-11]\n"

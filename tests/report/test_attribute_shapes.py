@@ -12,7 +12,7 @@ import tracemalloc
 import pytest
 
 from fabrictest.parsers.topology import parse_scontrol_topology, parse_topology_file
-from fabrictest.report.attribute import (
+from fabrictest.report.attribute.failures import (
     Case,
     CaseError,
     attribute,

@@ -19,9 +19,9 @@ import yaml
 from _rfm_sessions import ROOT, fabric_report, isolated_env, reframe
 
 from fabrictest import references
-from fabrictest.report import calibrate as cal
-from fabrictest.report import refmerge
-from fabrictest.report.direction import HIGHER, LOWER
+from fabrictest.report.calibrate import merge as refmerge
+from fabrictest.report.calibrate import method as cal
+from fabrictest.report.records.direction import HIGHER, LOWER
 
 SUBSET = ["-n", "BisectionTest", "-n", "TxRxTest%scenario=same-node", "-S", "size_profile=quick",
           "-S", "TxRxTest.nmsg=2000"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from fabrictest.references import Reference
-from fabrictest.report import calibrate as cal
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.calibrate import method as cal
+from fabrictest.report.records.results import PerfRecord
 
 ALIASES = {r"counters_.+_RetransSegs": "counters_RetransSegs"}
 VARS = {"reference_aliases": ALIASES, "informational_perf_vars": [r"counters_.+"],

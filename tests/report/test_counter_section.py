@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fabrictest.report.html import counter_figure, counter_section
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.counters.figures import counter_figure, counter_section
+from fabrictest.report.records.results import PerfRecord
 
 
 def _rec(test, pvar, value):

@@ -1,5 +1,5 @@
 """A figure whose unit column was cut is refused in history's (and every command's) input, not
-read as a bare number (report/cut_units.py)."""
+read as a bare number (report/records/cut_units.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from _reports import fabric_report, report, write
 
 from fabrictest.parsers import physical
-from fabrictest.report.results import ResultsError, read_report
+from fabrictest.report.records.results import ResultsError, read_report
 
 
 def _with(value, ref=100.0, lower=-0.1, unit="MB/s") -> dict:

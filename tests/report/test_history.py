@@ -1,7 +1,7 @@
 """`fabric-report history`: change points over sessions, on synthetic series and on a short
 real history.
 
-The method (:mod:`fabrictest.report.changepoints`) is checked on series made here with a known
+The method (:mod:`fabrictest.report.history.changepoints`) is checked on series made here with a known
 truth: a step, a slow drift, a lone outlier, too few sessions, a 5 % step at session 12 of 20
 (placed within one session, several noise draws) and healthy series (no change point). The
 command is checked on run reports derived from a real one (each its own session, with its own
@@ -21,9 +21,10 @@ import numpy as np
 import pytest
 from _rfm_sessions import HERE, SETTINGS, fabric_report, isolated_env, reframe
 
-from fabrictest.report import changepoints as cp
-from fabrictest.report import history as hist
-from fabrictest.report.results import PerfRecord, ResultsError
+from fabrictest.report.history import changepoints as cp
+from fabrictest.report.history import figures as hist
+from fabrictest.report.history import summary
+from fabrictest.report.records.results import PerfRecord, ResultsError
 
 
 def healthy(seed: int, n: int = 20, noise: float = 0.01, level: float = 100.0) -> np.ndarray:
@@ -88,8 +89,8 @@ def test_too_few_sessions_and_non_finite_values_are_refused():
         cp.segment(bad)
     h = hist.judge(_history(healthy(0, n=5)))
     assert h.status == "few" and h.note == f"too few runs to judge (5 of {cp.MIN_SESSIONS})"
-    line, status = hist.verdict([h], 0, hist.TOLERANCE)
-    assert status == 2 and line.startswith(f"too few runs to judge (5 of {cp.MIN_SESSIONS}): 1 figures over 5 "
+    line, status = summary.verdict([h], 0, hist.TOLERANCE)
+    assert status == 2 and line.startswith(f"too few runs to judge (5 of {cp.MIN_SESSIONS}): 1 figure over 5 "
                                        "sessions")
     rec = PerfRecord("T", "T", "s", "p", "e", "bw", math.inf, "MB/s", session="s1")
     with pytest.raises(ResultsError, match="T bw: value inf in session s1 is not a finite"):
@@ -188,8 +189,8 @@ def test_a_5_percent_step_fails_the_gate_naming_the_session(template, tmp_path):
     assert "stack=mpi-5.0.5" in row and "REGRESSED" in row
     assert re.search(r" -[45]\.\d% ", row)
     last = out.splitlines()[-1]
-    assert last.startswith("history of 1 figures over 20 sessions: 1 change points in 1 "
-                           "figures, 1 regressed beyond 3%; regressed: TinyFabric "
+    assert last.startswith("history of 1 figure over 20 sessions: 1 change point in 1 "
+                           "figure, 1 regressed beyond 3%; regressed: TinyFabric "
                            "%scenario=paired bw ")
     data = json.loads((tmp_path / "h.json").read_text())
     (fig,) = data["figures"]
@@ -205,7 +206,7 @@ def test_healthy_sessions_pass_and_a_wider_tolerance_accepts_the_step(template, 
     rc, out, err = fabric_report("history", "--report",
                                  _reports(template, tmp_path / "ok", list(healthy(5))), "--all")
     assert rc == 0, out + err
-    assert out.splitlines()[-1].startswith("history of 1 figures over 20 sessions: 0 change "
+    assert out.splitlines()[-1].startswith("history of 1 figure over 20 sessions: 0 change "
                                            "points in 0 figures, 0 regressed")
     values = healthy(5)
     values[11:] *= 0.95
@@ -236,7 +237,7 @@ def test_too_few_sessions_is_a_clear_line(template, tmp_path):
     glob = _reports(template, tmp_path, list(healthy(0, n=6)))
     rc, out, err = fabric_report("history", "--report", glob)
     assert rc == 2 and out == ""
-    assert err.strip() == (f"too few runs to judge (6 of {cp.MIN_SESSIONS}): 1 figures over 6 "
+    assert err.strip() == (f"too few runs to judge (6 of {cp.MIN_SESSIONS}): 1 figure over 6 "
                            "sessions, the longest history has 6")
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrictest.report import changepoints as cp
-from fabrictest.report import history as hist
-from fabrictest.report import operating as oc
-from fabrictest.report import shift
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.history import changepoints as cp
+from fabrictest.report.history import figures as hist
+from fabrictest.report.history import operating as oc
+from fabrictest.report.history import shift, summary
+from fabrictest.report.records.results import PerfRecord
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data/topology/vcluster-sweeps"
 
@@ -103,8 +103,8 @@ def test_a_figure_too_noisy_for_the_target_says_what_it_can_see():
     h = _judge(100 * (1 + 0.04 * rng.standard_normal(20)))
     assert h.blind_below is not None and h.blind_below > 0.03
     assert f"a drop of 3.0% is not seen within 3 runs, {100 * h.blind_below:.1f}% is" in h.note
-    line, _rc = hist.verdict([h], 0, 0.03)
-    assert "1 figures too noisy to see a 3% drop within 3 runs" in line
+    line, _rc = summary.verdict([h], 0, 0.03)
+    assert "1 figure too noisy to see a 3% drop within 3 runs" in line
     quiet = _judge(100 * (1 + 0.002 * rng.standard_normal(20)))
     assert quiet.blind_below is None and "not seen" not in quiet.note
 
@@ -122,8 +122,8 @@ def test_a_count_from_0_1_to_hundreds_is_regressed_not_plus_inf():
         h = _count([*before, 300, 420, 380])
         assert h.status == "REGRESSED" and h.since == 15, h.note
         assert h.note.startswith("latest 3 sessions, the least 300 against at most 100")
-        assert "inf" not in h.note and "inf" not in hist.render([h])
-        line, rc = hist.verdict([h], 0, 0.03)
+        assert "inf" not in h.note and "inf" not in summary.render([h])
+        line, rc = summary.verdict([h], 0, 0.03)
         assert rc == 1 and "inf" not in line
     assert _count([0, 1, 0, 2, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 1, 0]).status == "ok"
 

@@ -3,9 +3,9 @@ loaded figures, the impact factor, its reference band and whether it falls outsi
 
 from __future__ import annotations
 
-from fabrictest.report.html import page
-from fabrictest.report.impact import impact_rows, impact_section
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.attribute.impact import impact_rows, impact_section
+from fabrictest.report.html.page import page
+from fabrictest.report.records.results import PerfRecord
 
 INCAST = "CongestionTest %aggressors=incast"
 

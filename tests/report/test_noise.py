@@ -14,10 +14,10 @@ import json
 import pytest
 from _rfm_sessions import fabric_report
 
-from fabrictest.report import compare as cmp
-from fabrictest.report import compare_text as ctext
-from fabrictest.report.direction import HIGHER, LOWER, better
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.compare import rows as cmp
+from fabrictest.report.compare import text as ctext
+from fabrictest.report.records.direction import HIGHER, LOWER, better
+from fabrictest.report.records.results import PerfRecord
 
 
 @pytest.mark.parametrize("unit,name,want", [
@@ -73,7 +73,7 @@ def test_one_session_per_side_is_no_evidence_either_way():
         line, status = ctext.verdict([row], 0, 0.1)
         assert status == 0
         assert line == ("no evidence of regression; 1 figure changed by more than 10% with "
-                        "one session per side: run 3 per side to judge (compared 1 figures, "
+                        "one session per side: run 3 per side to judge (compared 1 figure, "
                         "0 unreadable entries in the sources)")
 
 
@@ -157,7 +157,7 @@ def test_a_drop_within_the_noise_is_not_a_regression(template, tmp_path):
     assert rc == 0
     assert rows["bw"]["status"] == "noise" and rows["bw"]["beyond_noise"] is False
     assert rows["bw"]["note"] == "regressed by -15.0%, within the noise"
-    assert out.splitlines()[-1] == ("no evidence of regression (compared 1 figures, 1 moved "
+    assert out.splitlines()[-1] == ("no evidence of regression (compared 1 figure, 1 moved "
                                     "within the noise, 0 unreadable entries in the sources)")
     # spreads of 3.0% and 3.7%: a 20% drop is beyond 3 times their combination (14%), not
     # beyond 5 times (24%)
@@ -187,7 +187,7 @@ def test_too_few_sessions_to_tell_is_a_change_not_a_regression(template, tmp_pat
     assert "? (2)" in line and "changed by -14.5% (noise unknown)" in line
     assert out.splitlines()[-1] == (
         "no evidence of regression; 1 figure changed by more than 10% with fewer than 3 "
-        "sessions on a side: run 3 per side to judge (compared 1 figures, 0 unreadable "
+        "sessions on a side: run 3 per side to judge (compared 1 figure, 0 unreadable "
         "entries in the sources)")
 
 
@@ -198,3 +198,21 @@ def test_a_noise_factor_that_makes_no_sense_is_refused(template, tmp_path):
                                      "--report", base)
         assert rc == 2 and out == "" and len(err.splitlines()) == 1
         assert err.startswith("fabric-report compare: argument --noise-factor: ")
+
+
+def test_the_tables_list_judged_rows_before_informational_ones():
+    """Issue 43: the a-vs-b table listed the informational rows (alphabetically "A...")
+    before the judged ones; judged first, in both the text and the html table."""
+    from fabrictest.report.html.page import compare_table
+
+    def side(v):
+        info = _rec(v, pvar="a_info")
+        info.variables = {"informational_perf_vars": ["a_info"]}
+        return [info, _rec(v, pvar="z_judged")]
+
+    rows = cmp.compare(side(1.0), side(1.0), 0.1)
+    assert [r.pvar for r in rows] == ["a_info", "z_judged"]  # the comparison's own order
+    text = ctext.render_table(rows, "a", "b")
+    assert text.index("z_judged") < text.index("a_info")
+    page = compare_table(rows, "a", "b")
+    assert page.index("z_judged") < page.index("a_info")

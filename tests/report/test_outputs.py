@@ -150,7 +150,7 @@ def _shapes() -> dict[str, tuple[dict | list, str]]:
 
 @pytest.mark.parametrize("name", list(_shapes()))
 def test_a_run_report_of_the_wrong_shape_is_refused_naming_the_place(name):
-    from fabrictest.report.results import ResultsError, read_report
+    from fabrictest.report.records.results import ResultsError, read_report
 
     data, where = _shapes()[name]
     with pytest.raises(ResultsError) as err:

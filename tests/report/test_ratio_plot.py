@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from fabrictest.report.ratios import (
+from fabrictest.report.compare.ratios import (
     BAND_VIEW,
     TICK_GAP,
     RatioRow,
@@ -50,3 +50,26 @@ def test_the_plot_draws_loose_bands_to_the_edge_with_an_arrow(tmp_path):
             row(1.1e-3, 1e-3, None, 999.0, pvar="t_irecv", unit="s")]
     (image,) = ratio_plot(rows, tmp_path)
     assert (tmp_path / image["png"]).stat().st_size > 5000
+
+
+def test_per_node_worst_is_the_worst_on_the_bad_side():
+    """Issue 43: "worst figure" showed the farthest from 1 either way (a rate at 2.113x its
+    reference beside one at 0.6x); the worst is the lowest ratio for a rate, the highest for a
+    time, the farthest either way for a figure with no better direction."""
+    from fabrictest.report.compare.ratios import per_node
+
+    def on(node, value, ref, pvar, unit):
+        r = row(value, ref, pvar=pvar, unit=unit)
+        r.nodes = node
+        return r
+
+    rows = [on("node01", 21.13, 10, "node_node01_rx_gbps", "Gbps"),
+            on("node01", 6.0, 10, "node_node01_tx_gbps", "Gbps"),
+            on("node02", 0.5, 1, "node_node02_lat", "us"),
+            on("node02", 1.2, 1, "node_node02_t_wait", "us"),
+            on("node03", 1.5, 1, "node_node03_rounds", "rounds"),
+            on("node03", 0.5, 1, "node_node03_pairs", "pairs")]
+    worst = {n["node"]: n["worst"] for n in per_node(rows)}
+    assert worst["node01"].pvar == "node_node01_tx_gbps"  # 0.6, not 2.113
+    assert worst["node02"].pvar == "node_node02_t_wait"  # 1.2, not 0.5
+    assert worst["node03"].pvar == "node_node03_pairs"  # |log 0.5| > |log 1.5|

@@ -104,7 +104,7 @@ def test_sweep_json_found_in_a_failing_tests_stage_directory(tmp_path, capsys):
     (tmp_path / "report.json").write_text(json.dumps(report))
     out = tmp_path / "r"
     assert main(["html", "--report", str(tmp_path / "report.json"), "-o", str(out)]) == 0
-    assert "1 sweeps" in capsys.readouterr().out
+    assert "1 sweep, " in capsys.readouterr().out
     page = (out / "index.html").read_text()
     assert "sweep0-matrix.png" in page and "suspect: node05" in page
     assert "SweepTest %method=mpi on vc:nodes" in page

@@ -11,11 +11,12 @@ import pytest
 from _rfm_sessions import fabric_report
 from _rfm_sessions import reframe as _reframe
 
-from fabrictest.report import compare as cmp
-from fabrictest.report import compare_text as ctext
 from fabrictest.report.cli import main
-from fabrictest.report.perflogs import load_perflogs
-from fabrictest.report.results import load_report_file, tag_query
+from fabrictest.report.compare import rows as cmp
+from fabrictest.report.compare import text as ctext
+from fabrictest.report.records.perflogs import load_perflogs
+from fabrictest.report.records.results import load_report_file
+from fabrictest.report.records.sessions import tag_query
 
 
 def test_stored_sessions_are_listed_by_reframe(stored):
@@ -82,7 +83,7 @@ def test_against_references_a_test_failed_for_no_reference_fails_the_gate(unrefe
 
 
 def test_against_references_a_figure_without_a_reference_in_a_passing_test():
-    from fabrictest.report.results import PerfRecord
+    from fabrictest.report.records.results import PerfRecord
 
     def rec(pvar, ref, result="pass"):
         return PerfRecord("T", "T", "s", "p", "e", pvar, 10.0, "Gbps", ref=ref, lower=-0.1,
@@ -93,12 +94,12 @@ def test_against_references_a_figure_without_a_reference_in_a_passing_test():
     assert [(r.status, r.note) for r in rows] == [("ok", ""), ("unreferenced", "no reference")]
     line, status = ctext.verdict(rows, 0, None, against_references=True)
     assert status == 0
-    assert line == ("no figure regressed beyond their reference bands (compared 1 figures, 1 "
+    assert line == ("no figure regressed beyond their reference bands (compared 1 figure, 1 "
                     "without a reference, 0 unreadable entries in the sources)")
     rows = cmp.against_references([rec("bw", 10.0, "fail"), rec("sim_bw", None, "fail")])
     assert ctext.verdict(rows, 0, None, against_references=True) == (
         "no figure regressed beyond their reference bands; 1 figure without a reference in "
-        "failed tests (compared 1 figures, 1 without a reference (1 of them in failed tests), "
+        "failed tests (compared 1 figure, 1 without a reference (1 of them in failed tests), "
         "0 unreadable entries in the sources); failing: T sim_bw (no reference)", 1)
 
 
@@ -114,7 +115,7 @@ def test_report_file_and_perflogs_read_the_same_figures(stored):
 
 
 def test_compare_pure():
-    from fabrictest.report.results import PerfRecord
+    from fabrictest.report.records.results import PerfRecord
 
     def rec(v, unit="Gbps", nodes=("n1", "n2"), pvar="bw"):
         return PerfRecord("T", "T", "s", "p", "e", pvar, v, unit, nodes=list(nodes))

@@ -1,5 +1,5 @@
 """`fabric-report compare` with several sessions a side says how many runs a side its noise
-needs to see a drop, and judges by the standard error (report/runs_needed.py), on the
+needs to see a drop, and judges by the standard error (report/compare/runs_needed.py), on the
 vcluster sweep's recorded healthy noise resampled (tests/data/topology/vcluster-sweeps:
 ±1.7 %, heavy tails)."""
 
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from report._reports import fabric_report, write
 
-from fabrictest.report import operating as oc
-from fabrictest.report import runs_needed as rn
-from fabrictest.report.compare import compare
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.compare import runs_needed as rn
+from fabrictest.report.compare.rows import compare
+from fabrictest.report.history import operating as oc
+from fabrictest.report.records.results import PerfRecord
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data/topology/vcluster-sweeps"
 

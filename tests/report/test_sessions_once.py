@@ -1,5 +1,5 @@
 """A session given twice is refused (compare and history), and history says, and fails on, a
-figure absent from the latest sessions (report/once.py, report/vanished.py)."""
+figure absent from the latest sessions (report/records/once.py, report/history/vanished.py)."""
 
 from __future__ import annotations
 

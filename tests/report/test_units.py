@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from _reports import fabric_report, write
 
-from fabrictest.report.compare import compare
-from fabrictest.report.perflogs import read_perflogs
-from fabrictest.report.results import PerfRecord
+from fabrictest.report.compare.rows import compare
+from fabrictest.report.records.perflogs import read_perflogs
+from fabrictest.report.records.results import PerfRecord
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -45,7 +45,7 @@ def _history_json(tmp_path, glob) -> tuple[int, dict, str]:
     ("usec", "ns", 1000.0), ("s", "ms", 1000.0), ("count", "count", 1.0), ("x", "x", 1.0),
 ])
 def test_conversion_within_a_dimension(src, dst, factor):
-    from fabrictest.report import units
+    from fabrictest.report.records import units
 
     assert units.factor(src, dst) == pytest.approx(factor)
 
@@ -53,7 +53,7 @@ def test_conversion_within_a_dimension(src, dst, factor):
 @pytest.mark.parametrize("a,b", [("MB/s", "us"), ("Gbps", "count"), ("x", "%"),
                                  ("msg/s", "MB/s"), ("s", "")])
 def test_units_of_different_dimensions_are_refused(a, b):
-    from fabrictest.report import units
+    from fabrictest.report.records import units
 
     with pytest.raises(units.UnitError, match="not one dimension"):
         units.factor(a, b)
@@ -62,7 +62,7 @@ def test_units_of_different_dimensions_are_refused(a, b):
 
 
 def test_figures_are_printed_with_4_significant_digits():
-    from fabrictest.report import units
+    from fabrictest.report.records import units
 
     assert units.fmt(3.2349999999999995e-07) == "3.235e-07"
     assert units.fmt(12124.999999999998) == "1.212e+04"
@@ -189,7 +189,7 @@ def test_compare_counts_follow_the_count_rule(tmp_path):
 
 
 def test_ratio_rows_convert_the_base_to_the_targets_unit():
-    from fabrictest.report.ratios import ratio_rows
+    from fabrictest.report.compare.ratios import ratio_rows
 
     def rec(v, unit, ref=None):
         return PerfRecord("T", "T", "s", "p", "e", "bw", v, unit, ref=ref, lower=-0.1)

@@ -78,7 +78,7 @@ package.
 from .consistency import TestSpec, check_against
 from .entry_lookup import coverage, lookup, resolve
 from .judging import refusals, unit_mismatches
-from .loading import for_reframe, load, load_all, parse_entry
+from .loading import for_reframe, load, load_all, parse_entry, read_yaml
 from .location import reference_dir, reference_file
 from .model import (
     INDEX_KEY,
@@ -89,6 +89,7 @@ from .model import (
     Reference,
     ReferenceError,
     ReferenceFile,
+    band,
 )
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "Reference",
     "ReferenceError",
     "ReferenceFile",
+    "band",
     "TestSpec",
     "check_against",
     "coverage",
@@ -108,6 +110,7 @@ __all__ = [
     "load_all",
     "lookup",
     "parse_entry",
+    "read_yaml",
     "refusals",
     "resolve",
     "unit_mismatches",

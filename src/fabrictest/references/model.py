@@ -91,6 +91,19 @@ def _reason(block: Mapping[str, Any] | None, key: str) -> str | None:
     return reason.strip() if isinstance(reason, str) and reason.strip() else None
 
 
+def band(value: float, lower: float | None, upper: float | None
+         ) -> tuple[float | None, float | None]:
+    """A reference band's edges (low, high), absolute: ``value x (1 + lower)`` and ``value x
+    (1 + upper)``, None where a threshold is unset (unbounded on that side). The one place of
+    this arithmetic: reference files, the report's records and its ratios (value 1) use it.
+    Of a negative reference the thresholds are mirrored (ReFrame's ``assert_reference``:
+    ``value x (1 - lower)`` .. ``value x (1 - upper)``), so that lower still bounds below."""
+    sign = -1 if value < 0 else 1
+    lo = None if lower is None else value * (1 + sign * lower)
+    hi = None if upper is None else value * (1 + sign * upper)
+    return lo, hi
+
+
 @dataclass(frozen=True)
 class Reference:
     """One checked figure of a reference file: its value, its bounds (fractions of the value,
@@ -124,11 +137,8 @@ class Reference:
 
     def bounds(self) -> tuple[float, float]:
         """The accepted interval [low, high] (infinite where unbounded)."""
-        lo = -math.inf if self.lower is None else self.value * (1 + self.lower)
-        hi = math.inf if self.upper is None else self.value * (1 + self.upper)
-        if self.value < 0:
-            lo, hi = hi, lo
-        return lo, hi
+        lo, hi = band(self.value, self.lower, self.upper)
+        return -math.inf if lo is None else lo, math.inf if hi is None else hi
 
     def accepts(self, measured: float) -> bool:
         lo, hi = self.bounds()

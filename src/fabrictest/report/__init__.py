@@ -1,7 +1,8 @@
 """Results -> tables, plots, regression verdicts (`fabric-report`).
 
-    results: PerfRecord rows from JSON run reports, stored sessions (via ReFrame's CLI), perflogs
-    compare: two result sets, or one against its references, flagged beyond tolerance
-    plots:   PNGs (Agg): size curves with reference band, per-stream rates, sweep heatmap
-    html:    one offline page
+One package per command (compare, html, calibrate, history, attribute, counters, acceptance),
+each with its `cmd.py` (`add_parser(sub)`, `run(args)`) that only `cli` imports; below them the
+shared `options` and `page` (CSS, escaping, plots), and the floor, `records` (results,
+sessions, perflogs, units, statistics). The layers are the `report-layers` contract
+(pyproject.toml, docs/architecture.md).
 """

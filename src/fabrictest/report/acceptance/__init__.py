@@ -1,0 +1,2 @@
+"""`fabric-report acceptance`: one page over the three stages of an acceptance run, verdict
+first."""

@@ -1,0 +1,1 @@
+"""`fabric-report counters`: every node's counters over the whole run."""

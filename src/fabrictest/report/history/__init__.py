@@ -1,0 +1,1 @@
+"""`fabric-report history`: change points and sustained shifts over the stored sessions."""

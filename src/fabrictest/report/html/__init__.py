@@ -1,0 +1,1 @@
+"""`fabric-report html`: one offline page of a run or a comparison."""

@@ -1,0 +1,1 @@
+"""Presentation shared by the commands' pages: the plots (PNG, Agg)."""
