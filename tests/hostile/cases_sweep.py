@@ -23,7 +23,7 @@ SIM16 = [*SIM[:3], "node[01-16]", *SIM[4:]]
 HALF = ["--sim-slow", "node[01-08]=0.3"]
 
 # ------------------------------------------------------------------------- two nodes: one pair
-cmd("sweep 2 nodes, one at 0.3x, no reference", [*SIM2, "--sim-slow", "node01=0.3"], 1,
+cmd("sweep 2 nodes, one at 0.3x, no reference", [*SIM2, "--sim-slow", "node01=0.3"], 3,
     r"^undecidable: node01–node02 \(node01->node02 0\.3.*no reference to hold them against",
     stream="out", match="any", why=WHY_UNDECIDABLE)
 cmd("sweep 2 nodes, one at 0.3x, --expect", [*SIM2, "--sim-slow", "node01=0.3", "--expect", "1"],
@@ -35,7 +35,7 @@ cmd("sweep 2 nodes, one sending at 0.3x", [*SIM2, "--sim-slow", "node01=0.3:tx"]
 cmd("sweep 2 nodes, one receiving at 0.3x", [*SIM2, "--sim-slow", "node02=0.3:rx"], 1,
     r"^slow pair: node01->node02 .*node01 sending or node02 receiving", stream="out",
     match="any", why=WHY_UNDECIDABLE)
-cmd("sweep 2 healthy nodes, no reference", SIM2, 1, r"^undecidable: node01–node02 \(",
+cmd("sweep 2 healthy nodes, no reference", SIM2, 3, r"^undecidable: node01–node02 \(",
     stream="out", match="any", why=WHY_UNDECIDABLE)
 cmd("sweep 2 healthy nodes at --expect (accepted)", [*SIM2, "--expect", "1"], 0,
     r"^suspects: none$", stream="out", match="any")

@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrictest.sweep.cli import main
+from fabrictest.sweep.cli import EXIT_UNDECIDABLE, main
 from fabrictest.sweep.core import run_sweep
 from fabrictest.sweep.simulate import SimulatedRunner
+from fabrictest.sweep.verdict import Suspect, Verdict
 
 SIM = ["--launcher", "sim", "--no-pairs", "-q"]
 
@@ -46,7 +47,7 @@ def sweep(capsys, *argv: str) -> tuple[int, list[str], str]:
 # ------------------------------------------------------------------------------ two nodes
 def test_two_nodes_one_slow_is_not_healthy_without_a_reference(capsys):
     rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3", "--seed", "1")
-    assert rc == 1, lines
+    assert rc == EXIT_UNDECIDABLE == 3, lines  # its own code: not healthy, nothing named
     assert lines == [lines[0]] and lines[0].startswith("undecidable: node01–node02 (node01->"
                                                        "node02 0.3"), lines
     assert "with 2 nodes there is no other pair to compare with and no reference" in lines[0]
@@ -71,6 +72,36 @@ def test_two_nodes_one_direction_slow_names_the_direction_not_a_node(capsys):
     # no extra rounds: measuring the one pair again cannot tell which node
     assert out.startswith("sweep of 2 nodes, simulation (sigma 0.05): 1 rounds (1 screening + "
                           "0 extra; at most 8), 2 runs")
+
+
+def test_two_healthy_nodes_without_a_reference_exit_undecidable(capsys):
+    """Before: exit 1 (`undecidable`), the code of a suspect, so a 2-node gate failed with
+    nothing wrong and could not tell it from a slow pair. Now exit 3, the line saying what it
+    cannot decide; a slow direction is still exit 1."""
+    for seed in ("1", "2", "3"):
+        rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--seed", seed)
+        assert rc == EXIT_UNDECIDABLE, (seed, lines)
+        assert len(lines) == 1 and lines[0].startswith("undecidable: node01–node02 (")
+        assert lines[0].endswith("(give --expect or --expect-from)")
+    rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3:tx",
+                         "--seed", "1")
+    assert rc == 1 and lines[0].startswith("slow pair: node01->node02"), lines
+
+
+def test_undecidable_beside_anything_found_is_not_its_own_code():
+    """Exit 3 only when the `undecidable:` lines are all the verdict says: a suspect, a failed
+    run, an undecided side or another cluster line beside them decide the code (1)."""
+    line = "undecidable: node01–node02 (...)"
+    assert Verdict(level=None, unit="Gbps", suspects=[], table=[], notes=[line]).undecidable
+    for extra in ({"suspects": [Suspect(node="node03", kind="slow", sides=[])]},
+                  {"failed_runs": [{"src": "a", "dst": "b"}]},
+                  {"undecided": [("node03", "send", "never measured")]},
+                  {"notes": [line, "below reference: cluster level ..."]},
+                  {"interrupted": True}):
+        v = Verdict(level=None, unit="Gbps", **({"suspects": [], "table": [], "notes": [line]}
+                                                | extra))
+        assert not v.undecidable and not v.healthy, extra
+    assert not Verdict(level=None, unit="Gbps", suspects=[], table=[]).undecidable
 
 
 def test_two_healthy_nodes_at_their_reference_pass(capsys):

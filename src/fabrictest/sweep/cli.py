@@ -42,6 +42,9 @@ from .simulate import SimulatedRunner
 from .system_defaults import slurm_topology, system_expectation
 
 EXIT_INTERRUPTED = 130
+#: measured, nothing named, but nothing to decide against: `undecidable: ...` alone (2 nodes
+#: without a reference). Not 0 (never a pass), not 1 (nothing was found slow)
+EXIT_UNDECIDABLE = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,6 +224,8 @@ def _main(argv) -> int:
         first = res.table.run(0)
         return options.fail(f"no run gave a figure: the measurement itself fails (e.g. "
                             f"{first.src}->{first.dst}: {' '.join(first.detail.split())[:200]})")
+    if res.verdict.undecidable and not drain_failed:
+        return EXIT_UNDECIDABLE
     return 0 if res.verdict.healthy and not drain_failed else 1
 
 

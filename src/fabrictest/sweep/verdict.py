@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cluster_lines import level_notes, pair_line
+from .cluster_lines import UNDECIDABLE, level_notes, pair_line
 from .estimate import (
     BORDERLINE,
     CLEARED,
@@ -133,6 +133,14 @@ class Verdict:
     def healthy(self) -> bool:
         return not (self.suspects or self.failed_runs or self.undecided or self.interrupted
                     or self.notes)
+
+    @property
+    def undecidable(self) -> bool:
+        """Nothing named, nothing failed: only what the sweep cannot decide (`undecidable:`
+        lines: 2 nodes without a reference, one run far above the rest)."""
+        return (not self.healthy and bool(self.notes) and not (
+            self.suspects or self.failed_runs or self.undecided or self.interrupted)
+            and all(ln.startswith(UNDECIDABLE) for ln in self.notes))
 
     def lines(self, limit: int = 50) -> list[str]:
         """The verdict; past `limit` failed runs (or undecided sides) a count stands for the
