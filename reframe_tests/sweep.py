@@ -165,8 +165,8 @@ class SweepTest(FabricCheck):
         try:  # the ring fabric-sweep runs txrx with by default
             from_reference_file(ref_file, self.method, {
                 "msg_size": self.msg_size, "num_blks": DEFAULT_NUM_BLKS,
-                "num_cmsgs": DEFAULT_NUM_CMSGS})
-        except ExpectationError:  # none for this method or size: relative to the cluster only
+                "num_cmsgs": DEFAULT_NUM_CMSGS}, nodes=node_count(self.current_partition))
+        except ExpectationError:  # none for this method, size or bed: relative to the cluster
             return ["--no-reference"]
         return ["--expect-from", str(ref_file.path), "--expect-system", ref_file.system]
 
