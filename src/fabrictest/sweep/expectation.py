@@ -200,15 +200,18 @@ def cluster_line(center: float | None, exp: Expectation) -> str | None:
     return f"below reference: cluster level {center:.3g} {exp.unit} is {below_text(center, exp)}"
 
 
-def sides_below(table: RunTable, floor: float, cluster_wide: bool
-                ) -> tuple[np.ndarray, np.ndarray]:
+def sides_below(table: RunTable, floor: float, cluster_wide: bool,
+                named: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per side (2 * node + direction): its figure against the reference (geometric mean of
     its runs) and whether it is below `floor`.
 
     When the cluster as a whole is at its reference, a run is left out of a side's figure
     when the partner's other runs are below the floor (the partner explains it: a slow
     node's partners are not named with it). When the whole cluster is below (`cluster_wide`),
-    every run counts: every side is measured against the reference, not against partners."""
+    every run counts: every side is measured against the reference, not against partners.
+    `named` (per side): sides already named slow or unreachable explain their partners' runs
+    too, whatever their other runs average (a 0.7x partner's two other runs may average above
+    the floor by chance, and its healthy partner was named with it)."""
     n2 = 2 * len(table.nodes)
     ok = (table.status == OK) & (table.value > 0)
     src, dst = 2 * table.src[ok], 2 * table.dst[ok] + 1
@@ -228,6 +231,9 @@ def sides_below(table: RunTable, floor: float, cluster_wide: bool
             loo_s = (total[src] - logv) / (count[src] - 1)
         keep_s = ~(loo_r < cut)  # NaN (no other run): the partner cannot explain it
         keep_r = ~(loo_s < cut)
+        if named is not None:
+            keep_s &= ~named[dst]
+            keep_r &= ~named[src]
     s = bc(src, logv * keep_s) + bc(dst, logv * keep_r)
     k = bc(src, keep_s.astype(float)) + bc(dst, keep_r.astype(float))
     with np.errstate(invalid="ignore", divide="ignore"):

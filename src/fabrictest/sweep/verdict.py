@@ -204,7 +204,8 @@ def _confirmers(table: RunTable, ev: Evidence, node: int) -> list[str]:
 def _below_reference(table: RunTable, ev: Evidence, named: set[str], unit: str,
                      expected: Expectation, cluster_wide: bool) -> list[Suspect]:
     """Sides whose figure is below the reference band, of nodes not already named."""
-    figs, low = sides_below(table, expected.floor, cluster_wide)
+    named_sides = (ev.state == SLOW) | (ev.state == UNREACHABLE)
+    figs, low = sides_below(table, expected.floor, cluster_wide, named_sides)
     out = []
     for i in np.unique(np.flatnonzero(low) // 2).tolist():
         if table.nodes[i] in named:
