@@ -23,7 +23,7 @@ SIM16 = [*SIM[:3], "node[01-16]", *SIM[4:]]
 HALF = ["--sim-slow", "node[01-08]=0.3"]
 
 # ------------------------------------------------------------------------- two nodes: one pair
-cmd("sweep 2 nodes, one at 0.3x, no reference", [*SIM2, "--sim-slow", "node01=0.3"], 1,
+cmd("sweep 2 nodes, one at 0.3x, no reference", [*SIM2, "--sim-slow", "node01=0.3"], 3,
     r"^undecidable: node01–node02 \(node01->node02 0\.3.*no reference to hold them against",
     stream="out", match="any", why=WHY_UNDECIDABLE)
 cmd("sweep 2 nodes, one at 0.3x, --expect", [*SIM2, "--sim-slow", "node01=0.3", "--expect", "1"],
@@ -35,7 +35,7 @@ cmd("sweep 2 nodes, one sending at 0.3x", [*SIM2, "--sim-slow", "node01=0.3:tx"]
 cmd("sweep 2 nodes, one receiving at 0.3x", [*SIM2, "--sim-slow", "node02=0.3:rx"], 1,
     r"^slow pair: node01->node02 .*node01 sending or node02 receiving", stream="out",
     match="any", why=WHY_UNDECIDABLE)
-cmd("sweep 2 healthy nodes, no reference", SIM2, 1, r"^undecidable: node01–node02 \(",
+cmd("sweep 2 healthy nodes, no reference", SIM2, 3, r"^undecidable: node01–node02 \(",
     stream="out", match="any", why=WHY_UNDECIDABLE)
 cmd("sweep 2 healthy nodes at --expect (accepted)", [*SIM2, "--expect", "1"], 0,
     r"^suspects: none$", stream="out", match="any")
@@ -55,9 +55,10 @@ cmd("sweep 8 of 16 sending at 0.3x", [*SIM16, "--sim-slow", "node[01-08]=0.3:tx"
     why=WHY_UNDECIDABLE)
 cmd("sweep 12 of 16 at 0.3x", [*SIM16, "--sim-slow", "node[01-12]=0.3", "--seed", "4"], 1,
     r"^(cluster-wide|undecidable): ", stream="out", match="any")
-# 4 nodes, node01-02 slow: seed 5 pairs node03 with node04 once, no matching adds another
+# 4 nodes, node01-02 slow: node03 with node04 is the one fast pair, and the faster level is
+# the healthy one (issue 41): named cluster-wide
 cmd("sweep 2 of 4 at 0.3x: one fast pair", [*SIM, "--sim-slow", "node[01-02]=0.3", "--seed", "5"],
-    1, r"^undecidable: node03–node04 run at .* one pair cannot tell a slow majority",
+    1, r"^cluster-wide: most runs are at about 0\.3\dx of the level .* \(1 pairs, 2 runs\)",
     stream="out", match="any")
 cmd("sweep healthy 16 nodes: the level said unjudged", [*SIM16, "--seed", "1"], 0,
     r"^the cluster level is unjudged \(a simulation has no system reference\)", stream="out",
@@ -70,7 +71,7 @@ for drop in ("0.999", "0.51", "0.01"):
         why="--min-drop 0.999 with a node at 1 % -> ok")
 cmd("sweep --min-drop 0.5, a node at 1%", [*SIM, "--min-drop", "0.5", "--sim-slow", "node03=0.01",
                                           "--seed", "1"], 1,
-    r"^suspect: node03 send 0\.0099", stream="out", match="any")
+    r"^suspect: node03 send 0\.0(099|100)", stream="out", match="any")
 
 # ------------------------------------------------------------------------ --expect and its unit
 EXPECT_BAD = [

@@ -133,3 +133,13 @@ def test_expected_rate_from_a_reference_fails_a_uniform_drop(tmp_path):
     assert case["fail_phase"] == "performance", case["fail_reason"]
     assert "below reference: cluster level 0." in case["fail_reason"]
     assert "below the expected 1 Gbps (sim.yaml TxRxTest paired mpi" in case["fail_reason"]
+
+
+def test_an_undecidable_sweep_fails_the_test_not_its_launch(tmp_path):
+    """2 healthy nodes, no reference: fabric-sweep exits 3 (undecidable). The test is not a
+    failed launch (`exited 3: it could not sweep`): its figures are recorded and the verdict
+    fails it with the line saying what could not be decided, never a pass."""
+    case = reframe(tmp_path, "two", "-S", "SweepTest.sim_nodes=node[01-02]")
+    assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
+    assert "undecidable: node01–node02 (" in case["fail_reason"]
+    assert "cluster_level" in figures(case)

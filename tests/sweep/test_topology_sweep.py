@@ -41,7 +41,10 @@ def test_slow_uplink_is_named_as_the_uplink(n, switches, factor, name):
                               slow_uplinks={"sw1": factor})
         res = run_sweep(nodes, sim, seed=seed, topology=topo)
         lines = res.verdict.lines()
-        good += (res.suspects == [name] and len(lines) == 1 and len(res.rounds) <= 3
+        # 4 nodes screen every pair in 3 rounds (the inside pairs among them, one run each
+        # way): a side may need one more run to clear, so one round more at most there
+        most = 4 if n <= 4 else 3
+        good += (res.suspects == [name] and len(lines) == 1 and len(res.rounds) <= most
                  and "crossing runs at 0." in lines[0] and lines[0].endswith(" healthy"))
     assert good == len(SEEDS)
 

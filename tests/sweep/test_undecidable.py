@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrictest.sweep.cli import main
+from fabrictest.sweep.cli import EXIT_UNDECIDABLE, main
 from fabrictest.sweep.core import run_sweep
 from fabrictest.sweep.simulate import SimulatedRunner
+from fabrictest.sweep.verdict import Suspect, Verdict
 
 SIM = ["--launcher", "sim", "--no-pairs", "-q"]
 
@@ -46,7 +47,7 @@ def sweep(capsys, *argv: str) -> tuple[int, list[str], str]:
 # ------------------------------------------------------------------------------ two nodes
 def test_two_nodes_one_slow_is_not_healthy_without_a_reference(capsys):
     rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3", "--seed", "1")
-    assert rc == 1, lines
+    assert rc == EXIT_UNDECIDABLE == 3, lines  # its own code: not healthy, nothing named
     assert lines == [lines[0]] and lines[0].startswith("undecidable: node01–node02 (node01->"
                                                        "node02 0.3"), lines
     assert "with 2 nodes there is no other pair to compare with and no reference" in lines[0]
@@ -71,6 +72,36 @@ def test_two_nodes_one_direction_slow_names_the_direction_not_a_node(capsys):
     # no extra rounds: measuring the one pair again cannot tell which node
     assert out.startswith("sweep of 2 nodes, simulation (sigma 0.05): 1 rounds (1 screening + "
                           "0 extra; at most 8), 2 runs")
+
+
+def test_two_healthy_nodes_without_a_reference_exit_undecidable(capsys):
+    """Before: exit 1 (`undecidable`), the code of a suspect, so a 2-node gate failed with
+    nothing wrong and could not tell it from a slow pair. Now exit 3, the line saying what it
+    cannot decide; a slow direction is still exit 1."""
+    for seed in ("1", "2", "3"):
+        rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--seed", seed)
+        assert rc == EXIT_UNDECIDABLE, (seed, lines)
+        assert len(lines) == 1 and lines[0].startswith("undecidable: node01–node02 (")
+        assert lines[0].endswith("(give --expect or --expect-from)")
+    rc, lines, _ = sweep(capsys, "node[01-02]", *SIM, "--sim-slow", "node01=0.3:tx",
+                         "--seed", "1")
+    assert rc == 1 and lines[0].startswith("slow pair: node01->node02"), lines
+
+
+def test_undecidable_beside_anything_found_is_not_its_own_code():
+    """Exit 3 only when the `undecidable:` lines are all the verdict says: a suspect, a failed
+    run, an undecided side or another cluster line beside them decide the code (1)."""
+    line = "undecidable: node01–node02 (...)"
+    assert Verdict(level=None, unit="Gbps", suspects=[], table=[], notes=[line]).undecidable
+    for extra in ({"suspects": [Suspect(node="node03", kind="slow", sides=[])]},
+                  {"failed_runs": [{"src": "a", "dst": "b"}]},
+                  {"undecided": [("node03", "send", "never measured")]},
+                  {"notes": [line, "below reference: cluster level ..."]},
+                  {"interrupted": True}):
+        v = Verdict(level=None, unit="Gbps", **({"suspects": [], "table": [], "notes": [line]}
+                                                | extra))
+        assert not v.undecidable and not v.healthy, extra
+    assert not Verdict(level=None, unit="Gbps", suspects=[], table=[]).undecidable
 
 
 def test_two_healthy_nodes_at_their_reference_pass(capsys):
@@ -101,14 +132,27 @@ def test_half_the_cluster_slow_sending_is_named_by_direction():
         assert res.suspect_sides() == {(n, "send") for n in nodes[:8]}, res.verdict.lines()
 
 
-def test_one_pair_far_above_every_other_run_is_undecidable(capsys):
-    # 4 nodes, node01 and node02 slow: seed 5's screening pairs node03 with node04 once, and
-    # no more matching can add a healthy pair
+def test_one_pair_far_above_every_other_run_is_the_healthy_level(capsys):
+    # 4 nodes, node01 and node02 slow: node03 and node04 meet once (both ways). A node cannot
+    # beat its healthy link: the faster level is the healthy one, and the slow half is named
+    # (this said `undecidable` before, naming nobody)
     rc, lines, _ = sweep(capsys, "node[01-04]", *SIM, "--sim-slow", "node[01-02]=0.3",
                          "--seed", "5")
     assert rc == 1
-    assert lines[0].startswith("undecidable: node03–node04 run at 0.98"), lines
-    assert "one pair cannot tell a slow majority from two fast nodes" in lines[0]
+    assert lines[0].startswith("cluster-wide: most runs are at about 0.3"), lines
+    assert "that 2 of the nodes reach with each other (1 pairs, 2 runs)" in lines[0]
+    assert [ln.split()[1] for ln in lines[1:]] == ["node01", "node02"], lines
+
+
+def test_one_run_far_above_every_other_run_is_not_a_level():
+    # one direction of one pair only (node01 sends slow, node02-node04 receive slow): a single
+    # run is no level to stand on
+    nodes = ["node01", "node02", "node03", "node04"]
+    slow = {"node01": (0.3, 1.0), "node02": (1.0, 0.3), "node03": 0.3, "node04": 0.3}
+    for seed in range(5):
+        res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, slow=slow, seed=seed),
+                        seed=seed)
+        assert res.level.upper is None or not res.level.upper.adopted, seed
 
 
 def test_a_healthy_cluster_has_no_upper_level():
@@ -243,8 +287,10 @@ def slurm_sweep(capsys, tmp_path, uplink: str, *extra: str):
                "--step-per", "run", *extra])
     text = capsys.readouterr().out
     data = json.loads(out.read_text())
-    assert all({r["src"][:6] in ("node01", "node02"), r["dst"][:6] in ("node01", "node02")}
-               == {True, False} for r in data["pairs"] if r["round"] < 2)
+    # 4 nodes screen every pair (schedule.EVERY_PAIR): 2 matchings cross, one stays inside
+    crossing = [{r["src"][:6] in ("node01", "node02"), r["dst"][:6] in ("node01", "node02")}
+                == {True, False} for r in data["pairs"] if r["kind"] == "screen"]
+    assert (sum(crossing), len(crossing)) == (8, 12)
     return rc, text.split("\nverdict:\n", 1)[1].splitlines(), data
 
 

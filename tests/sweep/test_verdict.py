@@ -57,7 +57,8 @@ def test_four_nodes_one_degraded_like_vcluster():
     line = res.verdict.lines()[-1]
     assert line.startswith("suspect: node03 send 0.04") and ", receive 0.04" in line
     assert "vs cluster 0.1" in line
-    assert "(2/2 pairs slow sending, 2/2 slow receiving; confirmed with node" in line
+    # 4 nodes screen every pair (schedule.EVERY_PAIR): node03 meets all three others
+    assert "(3/3 pairs slow sending, 3/3 slow receiving; confirmed with node" in line
     text = render(res)
     assert text.rstrip().endswith(line)
     assert "per-node figures" in text and "runs (Gbps" in text
@@ -84,7 +85,7 @@ def test_link_down_is_unreachable_both_ways():
     res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, down=["node02"], seed=2), seed=2)
     assert res.suspects == ["node02"]
     line = res.verdict.lines()[-1]
-    assert line.startswith("suspect: node02 unreachable (2/2 pairs failed sending, 2/2 failed "
+    assert line.startswith("suspect: node02 unreachable (3/3 pairs failed sending, 3/3 failed "
                            "receiving; confirmed with node")
 
 

@@ -42,6 +42,9 @@ from .simulate import SimulatedRunner
 from .system_defaults import slurm_topology, system_expectation
 
 EXIT_INTERRUPTED = 130
+#: measured, nothing named, but nothing to decide against: `undecidable: ...` alone (2 nodes
+#: without a reference). Not 0 (never a pass), not 1 (nothing was found slow)
+EXIT_UNDECIDABLE = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,10 +181,11 @@ def _main(argv) -> int:
         names = nodeset.resolve(
             nodes=args.nodes or args.expr, partition=args.partition, hostfile=args.hostfile)
         launcher = _launcher(args)
-        expected = _expected(args)
+        expected = _expected(args, len(names))
         unjudged = _unjudged(args, launcher) if expected is None else ""
         if args.expect is None and expected is None and not unjudged:
-            expected, unjudged = system_expectation(args.method, _shaping(args))
+            expected, unjudged = system_expectation(args.method, _shaping(args),
+                                                    nodes=len(names))
         topology_note = _auto_topology(args, names, launcher)
         topo, slow_uplinks = topology.load(args, names)
         runner = _runner(args, names, launcher)
@@ -221,6 +225,8 @@ def _main(argv) -> int:
         first = res.table.run(0)
         return options.fail(f"no run gave a figure: the measurement itself fails (e.g. "
                             f"{first.src}->{first.dst}: {' '.join(first.detail.split())[:200]})")
+    if res.verdict.undecidable and not drain_failed:
+        return EXIT_UNDECIDABLE
     return 0 if res.verdict.healthy and not drain_failed else 1
 
 
@@ -281,7 +287,7 @@ def _auto_topology(args, names, launcher: str) -> str:
         else f"none: {why}"
 
 
-def _expected(args) -> Expectation | None:
+def _expected(args, nodes: int) -> Expectation | None:
     """The reference rate of --expect-from; refused before any run when it cannot apply."""
     if args.expect_system and not args.expect_from:
         raise UsageError("--expect-system needs --expect-from")
@@ -294,7 +300,8 @@ def _expected(args) -> Expectation | None:
                          "(with osu_bw give --expect)")
     if not os.path.isfile(args.expect_from):
         raise UsageError(f"--expect-from {args.expect_from}: no such file")
-    return from_reference(args.expect_from, args.expect_system, args.method, _shaping(args))
+    return from_reference(args.expect_from, args.expect_system, args.method, _shaping(args),
+                          nodes)
 
 
 def _runner(args, names, launcher: str):

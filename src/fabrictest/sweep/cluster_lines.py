@@ -14,6 +14,9 @@ from .level import Level
 from .numbers import fmt
 from .runs import OK, RunTable
 
+#: the head of a line on what the sweep cannot decide (fabric-sweep exits 3 on these alone)
+UNDECIDABLE = "undecidable:"
+
 
 def level_notes(level: Level, unit: str, expected: Expectation | None) -> list[str]:
     """What the level itself says: it stands on a minority of the nodes (the rest run well
@@ -32,7 +35,7 @@ def level_notes(level: Level, unit: str, expected: Expectation | None) -> list[s
     if expected is not None:  # the reference says whether the others are slow
         return []
     pair = "–".join(up.nodes[:2])
-    return [f"undecidable: {pair} run at {fmt(up.center)} {unit} with each other, "
+    return [f"{UNDECIDABLE} {pair} run at {fmt(up.center)} {unit} with each other, "
             f"{1 / ratio:.2f}x the {fmt(up.below)} {unit} of the other runs: one pair cannot "
             "tell a slow majority from two fast nodes (give --expect or --expect-from)"]
 
@@ -60,6 +63,6 @@ def pair_line(table: RunTable, level: Level, unit: str, expected: Expectation | 
         return (f"slow pair: {s}->{d} ({shown}) at {min(figs) / max(figs):.2f}x of the other "
                 f"direction: {s} sending or {d} receiving is slow, cannot tell which with 2 "
                 "nodes")
-    return (f"undecidable: {a}–{b} ({shown or 'no figure'}): with 2 nodes there is no other "
+    return (f"{UNDECIDABLE} {a}–{b} ({shown or 'no figure'}): with 2 nodes there is no other "
             "pair to compare with and no reference to hold them against, so slow or not "
             "cannot be told (give --expect or --expect-from)")

@@ -123,6 +123,10 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
     np.maximum.at(best, ds[ok], x[ok])
     np.maximum.at(best, dr[ok], x[ok])
     shown_ok = best > level.cut + params.z_shown * level.sigma
+    if level.upper is not None and level.upper.adopted:
+        # the level stands on the runs of the sides that reach it: each of them has shown it
+        # (on a small cluster the spread's upper bound alone would not let them show it)
+        shown_ok |= best >= level.upper.reach
     clean_s, clean_r = ok.copy(), ok.copy()
     charge_s, charge_r = fail.copy(), fail.copy()
     # every OK run of a side, clean or not: what its partner is judged on when none of the

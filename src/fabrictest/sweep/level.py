@@ -39,9 +39,10 @@ from .params import VerdictParams
 from .runs import OK, RunTable
 
 _NORMAL = NormalDist()
-#: distinct node pairs a level above the median's must stand on (one pair may be two fast
-#: nodes: the sweep then says it cannot tell)
-MIN_UPPER_PAIRS = 2
+#: runs a level above the median's must stand on: both directions of one pair are enough (a
+#: node cannot beat its healthy link, so the faster level is the healthy one); a single run
+#: far above the rest is held in doubt until another matching adds evidence
+MIN_UPPER_RUNS = 2
 
 
 @dataclass
@@ -54,6 +55,8 @@ class UpperLevel:
     pairs: int
     nodes: list[str]
     adopted: bool
+    #: log ratio to `center` a side's best run reaches when it reaches the level
+    reach: float = 0.0
 
 
 @dataclass
@@ -222,8 +225,20 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
     if y.size < 2:
         return None
     z_hi = -_NORMAL.inv_cdf(0.01 / y.size)
-    gap = max(-math.log(1.0 - params.min_drop), z_hi * sigma)
+    cut = -math.log(1.0 - params.min_drop)
+    gap = max(cut, z_hi * sigma)
     high = y > c0 + gap
+    # both directions of one pair above: noise puts both there with the square of one run's
+    # chance, so a pair's lower run needs only the z that one pair in a hundred sweeps
+    # exceeds (4 nodes, half at 0.7x: 1.43x above the median, under the one-run gap of 1.7x)
+    lo_pair, pair_of = _pair_lows(y, src, dst, n)
+    if lo_pair.size:
+        z_pair = -_NORMAL.inv_cdf(math.sqrt(0.01 / lo_pair.size))
+        gap_pair = max(cut, z_pair * sigma)
+        both = lo_pair > c0 + gap_pair
+        if both.any():
+            gap = min(gap, gap_pair)
+            high |= both[pair_of]
     if high.sum() < 2:
         return None
     n2 = 2 * n
@@ -249,6 +264,20 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
     nodes = np.unique(np.concatenate([src[sup], dst[sup]])).tolist()
     return UpperMode(center=c, below=c0, runs=int(sup.sum()), pairs=pairs, nodes=nodes,
                      threshold=gap)
+
+
+def _pair_lows(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per unordered pair measured both ways, the lower of its two directions' best runs
+    (-inf for a pair measured one way only), and each run's pair index."""
+    a, b = np.minimum(src, dst), np.maximum(src, dst)
+    keys, pair_of = np.unique(a * n + b, return_inverse=True)
+    fwd = src < dst
+    best_f = np.full(keys.size, -np.inf)
+    best_b = np.full(keys.size, -np.inf)
+    np.maximum.at(best_f, pair_of[fwd], y[fwd])
+    np.maximum.at(best_b, pair_of[~fwd], y[~fwd])
+    return np.minimum(best_f, best_b), pair_of
 
 
 @dataclass
@@ -281,7 +310,7 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
                     params)
     if up is None:
         return fit
-    if up.pairs < MIN_UPPER_PAIRS:  # one pair: two fast nodes, or a slow majority?
+    if up.runs < MIN_UPPER_RUNS:  # one run: noise, or a slow majority?
         fit.upper = up
         return fit
     # the level stands on the runs that reach it: every other side may be left out
@@ -324,4 +353,5 @@ def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
                  upper=None if upper is None else UpperLevel(
                      center=math.exp(upper.center), below=math.exp(upper.below),
                      runs=upper.runs, pairs=upper.pairs,
-                     nodes=[names[i] for i in upper.nodes], adopted=fit.adopted))
+                     nodes=[names[i] for i in upper.nodes], adopted=fit.adopted,
+                     reach=-upper.threshold / 2))

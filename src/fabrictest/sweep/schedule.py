@@ -31,13 +31,20 @@ def _circle_pairs(labels: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
 
 #: below this many nodes an odd count screens one round more (see `screening_count`)
 SMALL_ODD = 8
+#: up to this many nodes every pair is screened (4 nodes: 3 matchings)
+EVERY_PAIR = 4
 
 
 def screening_count(n: int, rounds: int) -> int:
     """Screening rounds for n nodes: with an odd n one node sits out each round, and on a
     small cluster that loses the pairs the level needs (3 nodes, 2 rounds: 2 of the 3 pairs,
     and when both hold the slow node every run is slow: node02 at 0.5x passed in 12 of 40
-    seeds). Below `SMALL_ODD` an odd n screens one round more (3 nodes: every pair)."""
+    seeds). Below `SMALL_ODD` an odd n screens one round more (3 nodes: every pair).
+    Up to `EVERY_PAIR` nodes every pair is screened: 4 nodes with 2 slow, 2 of the 3
+    matchings leave the healthy pair unmet in a third of the seeds, and then every run is
+    slow and the table looks like a healthy cluster (exit 0 in 4 of 10 seeds)."""
+    if n <= EVERY_PAIR:
+        return max(rounds, n - 1 + n % 2)
     return rounds + 1 if n % 2 and n < SMALL_ODD else rounds
 
 

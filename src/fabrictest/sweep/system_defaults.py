@@ -30,9 +30,10 @@ def system_name(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def system_expectation(method: str, shaping: dict[str, int],
-                       env: Mapping[str, str] | None = None
+                       env: Mapping[str, str] | None = None, nodes: int | None = None
                        ) -> tuple[Expectation | None, str]:
-    """(the system's reference rate, '') or (None, why there is none)."""
+    """(the system's reference rate for a sweep of `nodes`, '') or (None, why there is
+    none)."""
     system = system_name(env)
     if system is None:
         return None, "no system named ($RFM_SYSTEM or Slurm's $SLURM_CLUSTER_NAME)"
@@ -40,11 +41,12 @@ def system_expectation(method: str, shaping: dict[str, int],
     if not path.is_file():
         return None, f"system {system} has no reference file ({path})"
     try:
-        exp = from_reference(path, system, method, shaping)
+        exp = from_reference(path, system, method, shaping, nodes)
     except ExpectationError as err:
         return None, f"the system's reference does not apply: {err}"
     return Expectation(value=exp.value, lower=exp.lower, unit=exp.unit,
-                       source=f"{exp.source}, the system's reference"), ""
+                       source=f"{exp.source}, the system's reference",
+                       measured_with=exp.measured_with), ""
 
 
 def slurm_topology(names: Sequence[str]) -> tuple[str | None, str]:

@@ -262,13 +262,18 @@ def without(table: RunTable, drop: np.ndarray) -> RunTable:
 
 def inside_round(index: int, table: RunTable, topo: Topology, seed: int | None) -> Round | None:
     """Every switch's nodes paired with each other, all switches at once, so that every node
-    has evidence no link explains (None when no switch has two nodes in the sweep)."""
+    has evidence no link explains (None when no switch has two nodes in the sweep, or when
+    screening already paired every node with one of its own switch: 4 nodes screen every
+    pair)."""
     names, leaf = leaf_index(topo, table.nodes)
     rng = np.random.default_rng(seed)
+    inside = np.zeros(len(table.nodes), dtype=bool)
+    same = leaf[table.src] == leaf[table.dst]
+    inside[table.src[same]] = inside[table.dst[same]] = True
     a_out, b_out = [], []
     for s in range(len(names)):
         members = np.flatnonzero(leaf == s)
-        if members.size < 2:
+        if members.size < 2 or inside[members].all():
             continue
         members = rng.permutation(members)
         half = members.size // 2

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cluster_lines import level_notes, pair_line
+from .cluster_lines import UNDECIDABLE, level_notes, pair_line
 from .estimate import (
     BORDERLINE,
     CLEARED,
@@ -134,6 +134,14 @@ class Verdict:
         return not (self.suspects or self.failed_runs or self.undecided or self.interrupted
                     or self.notes)
 
+    @property
+    def undecidable(self) -> bool:
+        """Nothing named, nothing failed: only what the sweep cannot decide (`undecidable:`
+        lines: 2 nodes without a reference, one run far above the rest)."""
+        return (not self.healthy and bool(self.notes) and not (
+            self.suspects or self.failed_runs or self.undecided or self.interrupted)
+            and all(ln.startswith(UNDECIDABLE) for ln in self.notes))
+
     def lines(self, limit: int = 50) -> list[str]:
         """The verdict; past `limit` failed runs (or undecided sides) a count stands for the
         rest (the JSON has them all)."""
@@ -196,7 +204,8 @@ def _confirmers(table: RunTable, ev: Evidence, node: int) -> list[str]:
 def _below_reference(table: RunTable, ev: Evidence, named: set[str], unit: str,
                      expected: Expectation, cluster_wide: bool) -> list[Suspect]:
     """Sides whose figure is below the reference band, of nodes not already named."""
-    figs, low = sides_below(table, expected.floor, cluster_wide)
+    named_sides = (ev.state == SLOW) | (ev.state == UNREACHABLE)
+    figs, low = sides_below(table, expected.floor, cluster_wide, named_sides)
     out = []
     for i in np.unique(np.flatnonzero(low) // 2).tolist():
         if table.nodes[i] in named:
