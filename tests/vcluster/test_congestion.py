@@ -2,8 +2,8 @@
 for real over the shaped links (tbf 200 Mbit/s, drop-tail queues, docs/vcluster.md).
 
 - incast (node03 and node04 stream into node02: they share the victim's receiving link): the
-  victim's bandwidth impact factor is >= 2 in every one of 5 runs;
-- all-to-all (node03 <-> node04: none of the victim's links): <= 1.2 in every one of 5 runs;
+  victim's bandwidth impact factor is >= 2 in every one of RUNS runs;
+- all-to-all (node03 <-> node04: none of the victim's links): <= 1.2 in every one of RUNS runs;
 - both pass sanity and their references (reference/vcluster.yaml);
 - with node01's link degraded the isolated bandwidth fails its reference, naming the figure.
 
@@ -14,14 +14,18 @@ network namespaces, Slurm or ReFrame) or when another one is up on this machine.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from vcluster.test_e2e import Suite, summary
 from vcluster_session import held_cluster, vcluster
 
-# the fixture may wait for another session's vcluster (the lock), then 5 runs of 2 jobs
+# the fixture may wait for another session's vcluster (the lock), then RUNS runs of 2 jobs
 pytestmark = [pytest.mark.vcluster, pytest.mark.slow, pytest.mark.timeout(1800)]
 
-RUNS = 5
+#: runs per CI run (23 s each here): 3 keep CI within its 30 minutes; the 5 of 5 in
+#: docs/vcluster.md are FABRICTEST_VCLUSTER_TRIALS=5
+RUNS = int(os.environ.get("FABRICTEST_VCLUSTER_TRIALS", "3"))
 INCAST = "CongestionTest %aggressors=incast"
 ALL_TO_ALL = "CongestionTest %aggressors=all-to-all"
 
@@ -40,7 +44,7 @@ def perf(case: dict) -> dict[str, float]:
     return {key.rsplit(":", 1)[-1]: value[0] for key, value in case["perfvalues"].items()}
 
 
-def test_impact_factors_five_of_five(cluster):
+def test_impact_factors_in_every_run(cluster):
     cases = {INCAST: [], ALL_TO_ALL: []}
     for run in range(RUNS):
         res = cluster.run(f"congestion{run}", ["CongestionTest"], "--exec-policy=serial",

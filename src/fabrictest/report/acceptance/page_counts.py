@@ -19,7 +19,6 @@ from fabrictest.report.acceptance.page_tables import node_rows as _node_rows
 from fabrictest.report.acceptance.page_tables import num_cell as _num
 from fabrictest.report.acceptance.page_tables import table as _table
 from fabrictest.report.page.markup import escape as _e
-from fabrictest.report.page.plots import ratio_strip
 
 
 def stage1_counts(st: dict) -> str:
@@ -49,6 +48,7 @@ def stage2_counts(st: dict) -> str:
                           ["fail" if s["failing"] else "" for s in st["sets"]]))
     if st["figures"]:
         from fabrictest.report.acceptance.stage2 import SETS
+        from fabrictest.report.page.plots import ratio_strip  # matplotlib: only for a page
 
         png = ratio_strip(st["figures"], SETS)
         out.append(f'<img alt="every figure\'s ratio to its reference, per node set" '

@@ -27,8 +27,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import t as student_t
-
 from fabrictest.report.compare.rows import CompareRow
 from fabrictest.report.records import counts, stats
 from fabrictest.report.records.direction import LOWER, better
@@ -93,11 +91,15 @@ def sight(row: CompareRow, drop: float) -> Sight | None:
 def threshold(df: int) -> float:
     """The one-sided test's threshold in standard errors: Student's t at 1 - ALPHA, the
     spreads being estimated from the sessions themselves (5 a side: 4.5; 20: 3.3)."""
+    from scipy.stats import t as student_t  # 0.5 s to import: only when a side has runs
+
     return float(student_t.ppf(1 - ALPHA, df))
 
 
 @functools.lru_cache(maxsize=4096)
 def _k(df: int) -> float:
+    from scipy.stats import t as student_t
+
     return threshold(df) + float(student_t.ppf(POWER, df))
 
 
