@@ -125,6 +125,10 @@ class CommandRunner(Runner):
         with self._lock:
             self._procs.add(proc)
             self.steps += 1
+            # Ctrl-C between the check above and here killed the runs it saw, not this one
+            stopped = self._stop.is_set()
+        if stopped:
+            _kill_group(proc, grace=0.5)
         try:
             out, _ = proc.communicate(timeout=timeout or self.pair_timeout)
             status = OK if proc.returncode == 0 else FAILED
