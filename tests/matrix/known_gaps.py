@@ -9,8 +9,4 @@ EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("AllToManyTest", "bw_0_5"): EDGE.format(band="+100 % on a time"),
-    ("NcclTest", "bw_0_5"): EDGE.format(band="-50 %"),
-    ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
-                                  "is wider than 50 % (congestion impact factors, +1900 % "
-                                  "on local)",
 }
