@@ -1,10 +1,11 @@
-"""The bandwidth cells of a family whose figures a slower link does not move (bands.UNMOVED):
-n/a only while the rows they name FAIL the fault, and only while the references' runs send the
-small messages the reason says."""
+"""The bandwidth cells: a ratio is not scaled by the fault; a family whose figures a slower link
+does not move (bands.UNMOVED) is n/a only while the rows it names FAIL the fault, and only
+while the references' runs send the small messages the reason says."""
 
 from __future__ import annotations
 
 from fabrictest.references.loading import load_all
+from fabrictest.references.model import Reference
 from matrix import bands
 from matrix.axes import ROOT
 from matrix.cell import FAIL, NA, PASS, Cell, failed, na
@@ -43,3 +44,16 @@ def test_the_references_runs_send_the_small_messages_the_reason_says():
     assert len(shapes) >= 2
     for shape in shapes:
         assert shape["unit_size"] == UNIT_BYTES and shape["num_nodes"] <= MOST_NODES, shape
+
+
+def test_a_ratio_is_left_as_it_was_and_a_family_of_ratios_only_is_a_gap(monkeypatch):
+    growth = ("sys", "sys.end_to_end_growth", Reference(1.0, None, 0.5, "x"))
+    rate = ("sys", "sys.bw", Reference(100.0, -0.2, None, "MB/s"))
+    monkeypatch.setattr(bands, "figures", lambda family: [growth])
+    only = bands.cells("SomeRatioTest")
+    assert {c.outcome for c in only.values()} == {PASS}
+    assert "every figure is a ratio" in only["bw_0_5"].text
+    monkeypatch.setattr(bands, "figures", lambda family: [growth, rate])
+    both = bands.cells("SomeRatioTest")["bw_0_5"]
+    assert both.outcome == FAIL and both.names == ("sys.bw",)
+    assert "fails 1 of 1 figures" in both.text and "1 ratios" in both.text
