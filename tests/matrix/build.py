@@ -65,6 +65,10 @@ def matrix() -> dict[str, dict[str, Cell]]:
         "tests/matrix/test_missing_tools.py::test_a_sweep_without_osu_bw_is_refused_naming_it"))
     sweep_row.setdefault("lost_records", na("the sweep keeps what it measured in memory and "
                                             "its --json; a failed write is one line, exit 2"))
+    for family in bands.UNMOVED:
+        for fault, catchers in bands.CAUGHT_BY.items():
+            out[family][fault] = bands.confirmed(family, fault, out[family][fault],
+                                                 {r: out[r][fault] for r in catchers})
     missing = [(r, f) for r in rows() for f in FAULTS if f not in out.get(r, {})]
     if missing:
         raise AssertionError(f"cells with no computation: {missing}")

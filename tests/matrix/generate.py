@@ -34,7 +34,9 @@ test).
 
 **FAIL**: the check refused or failed the input, naming the faulty element where the fault has
 one; **FAIL (cited)**: shown by the cited test; **n/a**: the fault cannot reach this check (the
-reason is in the cell); **PASS** in a fault column: the check accepted the fault (a gap);
+reason is in the cell; where the fault reaches the check but moves none of its figures, a
+latency or a ratio of two figures over the same links, the cell names the rows that fail it
+instead, and is a PASS unless they do: `tests/matrix/bands.py`'s UNMOVED); **PASS** in a fault column: the check accepted the fault (a gap);
 **UNTESTED**: no evidence either way (a gap, never counted as a FAIL). `*`: a known gap, listed
 with what fixes it.
 """
@@ -67,6 +69,8 @@ def render(m: dict) -> str:
     for (row, fault), why in KNOWN_GAPS.items():
         cell = m[row][fault]
         out.append(f"- **{row} x {FAULTS[fault]}** ({cell.outcome}): {_escape(why)}")
+    if not KNOWN_GAPS:
+        out.append("None today: no fault column holds a PASS or an UNTESTED cell.")
     out += ["", "## The cells", ""]
     for row, cells in m.items():
         out += [f"### {row}", ""]

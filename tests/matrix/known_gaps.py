@@ -4,13 +4,4 @@ xfail(strict=True), so a fix's landing fails the test until its entry is removed
 
 from __future__ import annotations
 
-EDGE = "unassigned (reference/*.yaml): a band of exactly {band} admits a link at 0.5x " \
-       "(accepted at its edge)"
-
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("AllToManyTest", "bw_0_5"): EDGE.format(band="+100 % on a time"),
-    ("NcclTest", "bw_0_5"): EDGE.format(band="-50 %"),
-    ("GpcnetLoadTest", "bw_0_5"): "unassigned (reference/*.yaml): every GpcnetLoadTest band "
-                                  "is wider than 50 % (congestion impact factors, +1900 % "
-                                  "on local)",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}

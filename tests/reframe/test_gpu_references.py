@@ -36,3 +36,23 @@ def test_nccl_bus_bandwidth_against_the_link_rates():
     prov = cuda.classes["NcclTest"].provenance_for(("cuda-node", "nodes", "alltoall_perf"),
                                                    "busbw")
     assert "400 Gb/s" in prov["document"] and "N/(N-1)" in prov["table"]
+
+
+def test_nccl_bus_bandwidth_at_half_the_rate_fails_and_a_healthy_one_passes():
+    """A path at half the rate (0.5 x the reference) fails every NCCL band (a band of exactly
+    -50 % accepted it at its edge); a healthy run at NCCL's ~0.8 x the rate (its protocol
+    overhead, nccl-tests issue 212: 370 of NVLink 4's 450 GB/s) passes, as NVLink SHARP's
+    ~480 GB/s does."""
+    seen = 0
+    for system in ("crusher", "cuda-node"):
+        cref = refs.load(REF_DIR / f"{system}.yaml").classes["NcclTest"]
+        for keys, values in cref.entries.items():
+            band = values["busbw"]
+            assert not band.accepts(0.5 * band.value), (system, keys)
+            assert band.accepts(0.8 * band.value) and band.accepts(1.07 * band.value)
+            seen += 1
+    assert seen == 6
+    cuda = refs.load(REF_DIR / "cuda-node.yaml")
+    node = refs.lookup(cuda, "NcclTest", "cuda-node",
+                       {"span": "node", "benchmark": "alltoall_perf"})["busbw"]
+    assert node.accepts(370.0) and node.accepts(480.0) and not node.accepts(225.0)
