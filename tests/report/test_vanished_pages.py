@@ -49,15 +49,15 @@ def test_the_history_page_of_a_healthy_store_lists_nothing_absent(tmp_path):
 
 
 @pytest.fixture
-def stored(tmp_path, monkeypatch):
+def stored_reports(tmp_path, monkeypatch):
     """`html --history` reads the stored sessions: here, the run reports of _store."""
     glob = _store(tmp_path)
     monkeypatch.setattr(view, "read", lambda _src: read(Source("report", glob)))
     return tmp_path / "h" / f"run-{len(STEADY) + 2:05d}.json"
 
 
-def test_the_html_report_with_history_names_the_absent_figure(tmp_path, stored):
-    rc, out, err = fabric_report("html", "--report", stored, "--history", "-o",
+def test_the_html_report_with_history_names_the_absent_figure(tmp_path, stored_reports):
+    rc, out, err = fabric_report("html", "--report", stored_reports, "--history", "-o",
                                  tmp_path / "page")
     assert rc == 0, out + err
     page = (tmp_path / "page" / "index.html").read_text()
