@@ -37,10 +37,12 @@ from fabrictest.report.acceptance.page import page
 from fabrictest.report.acceptance.stage1 import read_health_file, stage1
 from fabrictest.report.acceptance.stage2 import stage2
 from fabrictest.report.acceptance.stage3 import stage3
+from fabrictest.report.acceptance.twin import dumps as twin_dumps
+from fabrictest.report.acceptance.twin import proportionate
 from fabrictest.report.acceptance.verdict import NothingToJudge, judge
 from fabrictest.report.attribute.topology import load_topology
 from fabrictest.report.options import add_sources
-from fabrictest.report.records.outfiles import write_json, write_text
+from fabrictest.report.records.outfiles import write_text
 from fabrictest.report.records.results import ResultsError, ResultSet
 from fabrictest.report.records.sources import Source, check, read, writable_dir, writable_file
 from fabrictest.report.records.sweep_files import read_sweep, sweeps_from
@@ -250,9 +252,10 @@ def run(args) -> int:
                        history_note=history_note, provenance=prov,
                        absent=(absent, args.allow_missing)))
     write_text(outdir / PAGE, text, "-o")
-    write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
+    twin_text = twin_dumps(proportionate(twin))
+    write_text(outdir / TWIN, twin_text, "-o")
     if args.json:
-        write_json(args.json, twin)
+        write_text(args.json, twin_text, "--json")
     lines = [verdict.headline] + [f"  stage {s.number} ({s.title}): {s.status.upper()}: "
                                   f"{s.summary}" for s in verdict.stages]
     try:

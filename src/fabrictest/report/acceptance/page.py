@@ -4,8 +4,8 @@ and node set with one compact chart; then every row, folded (``<details>``); the
 
 It is built for a centre's size: what comes before the failures does not grow with the nodes
 (the chart is one image of a fixed size, a dot per figure, after the failures), each table
-holds at most MAX_ROWS rows (the JSON twin holds them all) and failing rows are never among
-those cut. Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external
+holds at most MAX_ROWS rows (the JSON twin lists every failing one and counts the passing
+ones) and failing rows are never among those cut. Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external
 URLs, so the one file can be mailed; a print stylesheet lays it out for a browser's "print to
 PDF" (A4, colours kept, no row split across pages; folded rows are not printed).
 """
@@ -202,7 +202,8 @@ def page(*, title: str, sources: Sequence[str], verdict: Verdict, history: list[
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="note">Generated {now} from {_e(", ".join(sources))}. Everything on '
             "this page is in this file: no fonts, scripts or styles are fetched. The JSON twin "
-            "(acceptance.json) holds the same, every row.</p>",
+            "(acceptance.json) holds every failure and everything missing in full and counts the "
+            "passing rows.</p>",
             banner(verdict),
             '<h2 id="failures">Failures and what is missing</h2>',
             stage1_failures(stages[1]), stage2_failures(stages[2]),

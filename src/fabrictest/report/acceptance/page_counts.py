@@ -116,8 +116,8 @@ def every_row(stages: dict[int, dict]) -> str:
 
 
 def _more(n: int) -> str:
-    return (f'<p class="note">{n - MAX_ROWS} more rows in the JSON twin.</p>'
-            if n > MAX_ROWS else "")
+    return (f'<p class="note">{n - MAX_ROWS} more rows: the JSON twin lists every failing '
+            "one and counts the passing ones.</p>" if n > MAX_ROWS else "")
 
 
 def absent_table(absent: list[dict], allowed: bool) -> str:
