@@ -3,7 +3,7 @@
 recorded vcluster run (tests/report/acceptance_scale.py: every family over the partition,
 leaves of 64 in 10 groups, three planted faults), timed at each size as a ratio against the
 smallest size measured in the same run (linear in nodes: the ratio follows the node ratio),
-with the page's size and where its first failure sits.
+with the page's size, where its first failure sits and the JSON twin's size.
 
 usage: python bench/bench_acceptance.py [--nodes 500,1000,10000] [--keep DIR]
 """
@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from report.acceptance_scale import generate  # noqa: E402
 
 
-def page(root: Path) -> tuple[float, int, int, int]:
-    """(seconds, exit status, page bytes, offset of the first failing row)."""
+def page(root: Path) -> tuple[float, int, int, int, int]:
+    """(seconds, exit status, page bytes, offset of the first failing row, twin bytes)."""
     import contextlib
     import io
     import os
@@ -43,7 +43,8 @@ def page(root: Path) -> tuple[float, int, int, int]:
     finally:
         os.chdir(here)
     text = (root / "page" / "index.html").read_text()
-    return took, rc, len(text.encode()), text.find('class="fail"')
+    twin = (root / "page" / "acceptance.json").stat().st_size
+    return took, rc, len(text.encode()), text.find('class="fail"'), twin
 
 
 def main() -> int:
@@ -69,10 +70,10 @@ def main() -> int:
             rows.append((n, *page(root)))
     n0, t0 = rows[0][0], rows[0][1]
     print(f"{'nodes':>7} {'seconds':>8} {'x time':>7} {'x nodes':>7} {'page KB':>8} "
-          f"{'1st failure KB':>14} exit")
-    for n, took, rc, size, first in rows:
+          f"{'1st failure KB':>14} {'JSON KB':>8} exit")
+    for n, took, rc, size, first, twin in rows:
         print(f"{n:>7} {took:>8.1f} {took / t0:>7.1f} {n / n0:>7.1f} {size / 1024:>8.0f} "
-              f"{first / 1024:>14.1f} {rc}")
+              f"{first / 1024:>14.1f} {twin / 1024:>8.0f} {rc}")
     return 0
 
 

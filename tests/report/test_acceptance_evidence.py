@@ -173,11 +173,27 @@ def test_a_node_without_counter_snapshots_leaves_stage3_incomplete(env):
                in g for g in st["gaps"]), st["gaps"]
 
 
-def test_the_twin_records_which_figures_judge(env):
+def test_the_twin_lists_the_failing_figures_and_counts_the_passing(env):
     rc, _, _, twin = accept(env, "--report", healthy(Run(env)).write())
-    assert rc == 0
-    rows = twin["stages"][1]["figures"]
-    assert rows and all(r["judges"] is True for r in rows), json.dumps(rows)[:300]
+    st = twin["stages"][1]
+    assert rc == 0 and st["figures"] == [], json.dumps(st["figures"])[:300]
+    assert st["passed"] == {"BisectionTest": 1, "TxRxTest %scenario=paired %span=many": 3,
+                            "TxRxTest %scenario=paired %span=one": 2,
+                            "TxRxTest %scenario=paired %span=one %pair=b": 2}
+    assert st["rows_total"] == {"figures": 8}
+    (env / "slow").mkdir()
+    (env / "slow" / "ref").symlink_to(env / "ref")
+    rc, _, _, twin = accept(env / "slow", "--report", healthy(Run(env / "slow"), 0.15).write())
+    st = twin["stages"][1]
+    assert rc == 1 and st["rows_total"] == {"figures": 8}
+    listed = {(r["test"], r["figure"]): (r["judges"], r["failing"]) for r in st["figures"]}
+    assert listed == {("TxRxTest %scenario=paired %span=many", "stream_gbps"): (True, True),
+                      ("TxRxTest %scenario=paired %span=many", "stream_node03_to_node01_gbps"):
+                          (True, True),
+                      ("TxRxTest %scenario=paired %span=one %pair=b", "stream_gbps"): (True, True),
+                      ("TxRxTest %scenario=paired %span=one %pair=b",
+                       "stream_node03_to_node04_gbps"): (True, True)}, listed
+    assert sum(st["passed"].values()) == 8 - len(listed)
 
 
 def test_provenance_shows_the_references_the_run_used(env):

@@ -14,6 +14,8 @@ from report.acceptance_scale import faults, generate, node_names
 NODES = 300
 #: where the first failure must sit, and the page's size, at NODES nodes
 FIRST_FAILURE_KB, PAGE_KB = 16, 400
+#: the JSON twin's size at NODES nodes (every row listed and indented, it was 1,441 KB)
+TWIN_KB = 64
 
 
 @pytest.mark.slow  # about 4 s idle, 10 s on a loaded 2-core machine
@@ -37,5 +39,14 @@ def test_a_scaled_run_names_its_three_faults_at_the_top(tmp_path, monkeypatch):
     for node in bad.values():  # each named in the failures section, before any passing row
         assert 0 < page.find(node, failures) < rows, node
     assert len(page) < PAGE_KB * 1024, len(page)
-    twin = json.loads((tmp_path / "page" / "acceptance.json").read_text())
-    assert len(twin["stages"][0]["rows"]) == 8 * NODES  # every row is in the twin
+    text = (tmp_path / "page" / "acceptance.json").read_text()
+    assert len(text) < TWIN_KB * 1024, len(text)
+    twin = json.loads(text)
+    s1, s2, s3 = twin["stages"]
+    assert s1["rows_total"] == {"rows": 8 * NODES}  # every row counted, the failing listed
+    assert sum(s1["passed"].values()) + len(s1["rows"]) == 8 * NODES
+    assert [r["node"] for r in s1["rows"]] == [bad["bad_mac"]]
+    assert {bad["slow"]} <= {n for r in s2["figures"] if r["failing"]
+                             for n in node_names(NODES) if n in r["figure"]}
+    assert [n["node"] for n in s3["nodes"]] == [bad["flapping"]]
+    assert {e["name"] for e in twin["elements"]} >= {bad["bad_mac"], bad["slow"]}

@@ -19,29 +19,6 @@ EXE = str(Path(sys.executable).parent / "fabric-sweep")
 NODES = [f"node{i:02d}" for i in range(1, 17)]
 SIM = ["node[01-16]", "--launcher", "sim", "--no-pairs"]
 
-REFERENCE = """\
-$provenance:
-  TxRxTest:
-    sim:
-      document: "calibrated (test)"
-      table: "fabric-report calibrate (test)"
-      measured_with: {msg_size: %(msg_size)d, num_blks: 10, num_cmsgs: 100}
-TxRxTest:
-  $index: ['$system', 'scenario', 'method', 'buffer']
-  sim:
-    paired:
-      mpi:
-        host:
-          stream_gbps: [1.0, %(lower)s, null, Gbps]
-"""
-
-
-def reference(tmp_path: Path, lower="-0.15", msg_size=65536, name="sim.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(REFERENCE % {"lower": lower, "msg_size": msg_size})
-    return path
-
-
 def run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([EXE, *argv], capture_output=True, text=True, timeout=120)
 
@@ -51,8 +28,8 @@ def uniform(factor: float) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", ["1", "2"])
-def test_uniform_drop_is_missed_without_and_named_with_a_reference(tmp_path, seed):
-    ref = reference(tmp_path)
+def test_uniform_drop_is_missed_without_and_named_with_a_reference(tmp_path, sim_reference, seed):
+    ref = sim_reference()
     without = run(*SIM, *uniform(0.7), "--seed", seed)
     assert without.returncode == 0, without.stdout[-800:] + without.stderr[-800:]
     assert without.stdout.rstrip().endswith("suspects: none")
@@ -73,8 +50,8 @@ def test_uniform_drop_is_missed_without_and_named_with_a_reference(tmp_path, see
     assert {r["status"] for r in data["nodes_table"]} == {"below reference"}
 
 
-def test_healthy_cluster_at_its_reference_is_clean(tmp_path):
-    ref = reference(tmp_path)
+def test_healthy_cluster_at_its_reference_is_clean(tmp_path, sim_reference):
+    ref = sim_reference()
     for seed in ("1", "2", "3"):
         proc = run(*SIM, "--seed", seed, "--expect-from", str(ref))
         assert proc.returncode == 0, proc.stdout[-800:]
@@ -82,10 +59,10 @@ def test_healthy_cluster_at_its_reference_is_clean(tmp_path):
         assert "expected 1.00 Gbps per run from sim.yaml" in proc.stdout
 
 
-def test_one_node_below_its_reference_is_named_not_its_partners(tmp_path):
+def test_one_node_below_its_reference_is_named_not_its_partners(tmp_path, sim_reference):
     """node03 18 % slow: within the relative sweep's 25 % practical cut, so it is named only
     against the reference; its partners' runs with it are explained by node03."""
-    ref = reference(tmp_path)
+    ref = sim_reference()
     rel = run(*SIM, "--seed", "1", "--sim-slow", "node03=0.82")
     assert rel.returncode == 0 and rel.stdout.rstrip().endswith("suspects: none")
     proc = run(*SIM, "--seed", "1", "--sim-slow", "node03=0.82", "--expect-from", str(ref))
@@ -109,8 +86,8 @@ def test_one_node_below_its_reference_is_named_not_its_partners(tmp_path):
                                        "'other'"),
     ],
 )
-def test_refusals(tmp_path, extra, first_line):
-    proc = run(*SIM, "--expect-from", str(reference(tmp_path)), *extra)
+def test_refusals(tmp_path, sim_reference, extra, first_line):
+    proc = run(*SIM, "--expect-from", str(sim_reference()), *extra)
     err = proc.stderr.splitlines()
     assert proc.returncode == 2, proc.stdout[-500:] + proc.stderr[-500:]
     assert len(err) == 1 and err[0].startswith("fabric-sweep: error: "), proc.stderr
@@ -118,11 +95,11 @@ def test_refusals(tmp_path, extra, first_line):
     assert proc.stdout == ""
 
 
-def test_refuses_a_missing_file_and_a_bound_that_cannot_fail(tmp_path):
+def test_refuses_a_missing_file_and_a_bound_that_cannot_fail(tmp_path, sim_reference):
     proc = run(*SIM, "--expect-from", str(tmp_path / "none.yaml"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
     proc = run(*SIM, "--expect-system", "sim")
     assert proc.returncode == 2 and "--expect-system needs --expect-from" in proc.stderr
-    loose = reference(tmp_path, lower="null")
+    loose = sim_reference(lower="null")
     proc = run(*SIM, "--expect-from", str(loose))
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr

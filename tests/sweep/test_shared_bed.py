@@ -12,28 +12,7 @@ import pytest
 from fabrictest.sweep.cli import main
 from fabrictest.sweep.expectation import ExpectationError, bed_problem, from_reference
 
-REFERENCE = """\
-$provenance:
-  TxRxTest:
-    sim:
-      document: "calibrated (test)"
-      table: "fabric-report calibrate (test)"
-      measured_with: {msg_size: 65536, num_blks: 10, num_cmsgs: 100%(bed)s}
-TxRxTest:
-  $index: ['$system', 'scenario', 'method', 'buffer']
-  sim:
-    paired:
-      mpi:
-        host:
-          stream_gbps: [1.0, -0.05, null, Gbps]
-"""
 SHAPING = {"msg_size": 65536, "num_blks": 10, "num_cmsgs": 100}
-
-
-def reference(tmp_path: Path, bed: str) -> Path:
-    path = tmp_path / "sim.yaml"
-    path.write_text(REFERENCE % {"bed": bed})
-    return path
 
 
 def sweep(capsys, n: int, ref: Path, seed: str = "1") -> tuple[int, str, str]:
@@ -44,8 +23,8 @@ def sweep(capsys, n: int, ref: Path, seed: str = "1") -> tuple[int, str, str]:
     return rc, out, err
 
 
-def test_a_four_node_shared_bed_reference_is_refused_at_sixteen(tmp_path, capsys):
-    ref = reference(tmp_path, ", host_cores: 2, bed_nodes: 4")
+def test_a_four_node_shared_bed_reference_is_refused_at_sixteen(sim_reference, capsys):
+    ref = sim_reference("-0.05", bed=", host_cores: 2, bed_nodes: 4")
     rc, out, err = sweep(capsys, 16, ref)
     assert (rc, out) == (2, ""), out
     assert err.startswith("fabric-sweep: ") and err.count("\n") == 1, err
@@ -55,18 +34,16 @@ def test_a_four_node_shared_bed_reference_is_refused_at_sixteen(tmp_path, capsys
     assert rc == 1 and "below reference: cluster level 0.9" in out, out
 
 
-def test_without_the_rule_the_healthy_sixteen_are_named(tmp_path, capsys):
+def test_without_the_rule_the_healthy_sixteen_are_named(sim_reference, capsys):
     # a real fabric (no host_cores): the reference applies at any size, and the same healthy
     # runs fall below it: what the vcluster's 4-node figure did at 16 nodes
-    ref = reference(tmp_path, "")
+    ref = sim_reference("-0.05")
     rc, out, _ = sweep(capsys, 16, ref)
     assert rc == 1 and "below reference: cluster level 0.9" in out, out
 
 
-def test_a_shared_bed_reference_at_its_size_passes_healthy(tmp_path, capsys):
-    path = tmp_path / "sim.yaml"
-    path.write_text((REFERENCE % {"bed": ", host_cores: 2, bed_nodes: 16"}).replace(
-        "[1.0, -0.05", "[0.93, -0.05"))
+def test_a_shared_bed_reference_at_its_size_passes_healthy(sim_reference, capsys):
+    path = sim_reference("-0.05", bed=", host_cores: 2, bed_nodes: 16", value=0.93)
     for seed in ("1", "2", "3"):
         rc, out, _ = sweep(capsys, 16, path, seed)
         assert rc == 0 and out.rstrip().endswith("suspects: none"), out
@@ -87,7 +64,7 @@ def test_the_rule(measured, nodes, refused):
     assert (bed_problem(measured, nodes) is not None) == refused
 
 
-def test_refused_through_the_library_too(tmp_path):
-    ref = reference(tmp_path, ", host_cores: 2, bed_nodes: 4")
+def test_refused_through_the_library_too(sim_reference):
+    ref = sim_reference("-0.05", bed=", host_cores: 2, bed_nodes: 4")
     with pytest.raises(ExpectationError, match="bed_nodes=4 on host_cores=2"):
         from_reference(ref, None, "mpi", SHAPING, 16)

@@ -4,6 +4,9 @@ per check (format in :mod:`fabrictest.parsers.health` and ``docs/parsers.md``)::
     HEALTH <node> <device>/<port> <check>: PASS|FAIL <detail>
     HEALTH summary: <N> checks, <M> failed
 
+preceded by ``HEALTH <node> source: sysfs (<why>)`` when a tool was there but its view was lost
+(``ibv_devinfo -v`` or ``ip -j link`` timed out, exited non-zero, printed no UTF-8).
+
 Exit status: 0 every check passed, 1 a check failed, 2 no RDMA device on this node (one line
 ``HEALTH <node> no RDMA device: <reason>``), 64 bad command line.
 
@@ -32,7 +35,14 @@ from fabrictest.parsers.ibv_devinfo import normalise_link_layer
 
 from . import slurm_drain, stage1
 from .checks import HealthExpectations, evaluate_arp_thresholds, evaluate_netdev, evaluate_port
-from .gather import gather_gc_thresh, gather_netdevs, gather_ports, ping_peer
+from .gather import (
+    SYSFS_INSTEAD,
+    gather_gc_thresh,
+    gather_netdevs,
+    gather_ports,
+    ping_peer,
+    sysfs_instead,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -157,7 +167,8 @@ def run_checks(args: argparse.Namespace, node: str,
     hcas, source = gather_ports(sys_root, use_ibv_devinfo=not args.no_ibv_devinfo)
     ports = [p for h in hcas for p in h.ports]
     if not ports:
-        return None, f"no device in ibv_devinfo or {sys_root}/class/infiniband"
+        reason = f"no device in ibv_devinfo or {sys_root}/class/infiniband"
+        return None, reason + (f"; ports from {source}" if SYSFS_INSTEAD in source else "")
     expect = HealthExpectations(
         link_layer=args.link_layer,
         min_mtu=args.expect_mtu,
@@ -188,7 +199,9 @@ def run_checks(args: argparse.Namespace, node: str,
                 node, "-", "-", "rdma_port", False, f"no port matches {wanted} (source: {source})"
             )
         )
-    netdevs = gather_netdevs(sys_root)
+    netdevs, netdevs_lost = gather_netdevs(sys_root)
+    if netdevs_lost:
+        source += f"; netdevs from {sysfs_instead(netdevs_lost)}"
     for port in ports:
         results += evaluate_port(port, expect, node)
         state, mtu = netdevs.get(port.netdev, (None, None)) if port.netdev else (None, None)
@@ -220,7 +233,7 @@ def _netdev_fabric_checks(args: argparse.Namespace, node: str,
                           declared: stage1.Declared) -> list[CheckResult]:
     """``--no-rdma``: each --nic's state and MTU, the node's checks, the fabric-NIC checks."""
     expect = HealthExpectations(netdev_mtu=args.netdev_mtu)
-    netdevs = gather_netdevs(Path(args.sys_root))
+    netdevs, _lost = gather_netdevs(Path(args.sys_root))  # a missing NIC fails its check
     results: list[CheckResult] = []
     for nic in stage1.nics(args):
         state, mtu = netdevs.get(nic, (None, None))
@@ -269,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(doc, indent=1))
     else:
+        if SYSFS_INSTEAD in source:  # a tool's view was lost: say why before sysfs's checks
+            print(f"HEALTH {node} source: {source}")
         for r in results:
             print(r.line())
         print(f"HEALTH summary: {len(results)} checks, {failed} failed")

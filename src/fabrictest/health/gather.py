@@ -1,13 +1,15 @@
 """What the NIC checks are fed, read from the node the command runs on: RDMA ports
 (``ibv_devinfo -v`` merged with sysfs), netdevs (``ip -j link`` or sysfs), the ARP cache
-thresholds (``/proc`` or ``sysctl``) and pings to peers. Every command has a timeout; a
-command missing or failing gives None, and the sysfs reading stands in."""
+thresholds (``/proc`` or ``sysctl``) and pings to peers. Every command has a timeout; where a
+command is missing or fails the sysfs reading stands in, and the source names why when the tool
+was there: its view was lost (timed out, exited non-zero, printed no UTF-8, not understood)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from fabrictest.parsers import ParseError
@@ -18,15 +20,56 @@ from fabrictest.sysinfo import read_hcas_from_sysfs, read_netdevs
 
 from .checks import GC_KEYS
 
+#: seconds ``ibv_devinfo -v``, ``ip -j link`` and ``sysctl`` may take
+TOOL_TIMEOUT_S = 20.0
 
-def _run(argv: list[str], timeout: float = 20) -> str | None:
-    if shutil.which(argv[0]) is None:
-        return None
+
+@dataclass
+class Answer:
+    """A command's stdout (``out``) when it ran and exited 0, else why not (``problem``);
+    ``found`` is False when the command is not installed."""
+
+    out: str | None
+    problem: str | None = None
+    rc: int | None = None
+    found: bool = True
+
+
+def run_tool(argv: list[str], timeout: float, env=None) -> Answer:
+    """``argv`` with a timeout: a command that hangs or stops (SIGSTOP) is killed at it, and
+    its problem says so, as does one that exits non-zero or prints bytes that are not UTF-8."""
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return Answer(None, f"{argv[0]} not found", found=False)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired, UnicodeDecodeError):
-        return None  # as if it were not there: the sysfs reading stands in
-    return proc.stdout if proc.returncode == 0 else None
+        proc = subprocess.run([exe, *argv[1:]], capture_output=True, text=True,
+                              timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Answer(None, f"{argv[0]} gave no answer within {timeout:g} s")
+    except UnicodeDecodeError as err:  # what it printed is no text we can read
+        return Answer(None, f"{argv[0]} printed bytes that are not UTF-8 "
+                      f"(0x{err.object[err.start]:02x} at byte {err.start})")
+    except OSError as err:
+        return Answer(None, f"{argv[0]}: {err.strerror or err}")
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        return Answer(None, f"{argv[0]} exited {proc.returncode}"
+                      + (f": {said[-1].strip()[:160]}" if said else ""), proc.returncode)
+    return Answer(proc.stdout, None, 0)
+
+
+#: how a source says a tool's view was lost and sysfs stood in: ``sysfs (<why>)``
+SYSFS_INSTEAD = "sysfs ("
+
+
+def sysfs_instead(why: str) -> str:
+    return f"{SYSFS_INSTEAD}{why})"
+
+
+def _lost(answer: Answer) -> str | None:
+    """Why the tool's view was lost, or None when it is not installed (sysfs alone, as
+    documented) or answered."""
+    return answer.problem if answer.found else None
 
 
 def gather_ports(sys_root: Path, use_ibv_devinfo: bool = True) -> tuple[list[HcaInfo], str]:
@@ -35,16 +78,21 @@ def gather_ports(sys_root: Path, use_ibv_devinfo: bool = True) -> tuple[list[Hca
     by_port = {(p.device, p.port): p for h in sysfs for p in h.ports}
     hcas: list[HcaInfo] = []
     source = "sysfs"
-    text = _run(["ibv_devinfo", "-v"]) if use_ibv_devinfo else None
-    if text:
+    answer = run_tool(["ibv_devinfo", "-v"], TOOL_TIMEOUT_S) if use_ibv_devinfo else Answer("")
+    lost = _lost(answer)
+    if use_ibv_devinfo and answer.out is not None and not answer.out.strip():
+        lost = "ibv_devinfo -v printed nothing"
+    if lost is not None:
+        source = sysfs_instead(lost)
+    if text := answer.out:
         try:
             hcas = parse_ibv_devinfo(text)
             source = "ibv_devinfo -v"
-        except ParseError:
-            hcas = []
+        except ParseError as err:
+            hcas, source = [], sysfs_instead(f"ibv_devinfo -v output not understood: {err}")
         if hcas and devinfo_missing(hcas, text):
             # a port cut from the output would go unchecked: sysfs is the whole truth
-            return sysfs, "sysfs (ibv_devinfo -v output cut short)"
+            return sysfs, sysfs_instead("ibv_devinfo -v output cut short")
     if not hcas:
         return sysfs, source
     for h in hcas:
@@ -68,19 +116,26 @@ def gather_ports(sys_root: Path, use_ibv_devinfo: bool = True) -> tuple[list[Hca
     return hcas, source
 
 
-def gather_netdevs(sys_root: Path) -> dict[str, tuple[str | None, int | None]]:
-    """netdev -> (operstate, mtu), from ``ip -j link`` or else sysfs."""
+def gather_netdevs(
+    sys_root: Path,
+) -> tuple[dict[str, tuple[str | None, int | None]], str | None]:
+    """netdev -> (operstate, mtu), from ``ip -j link`` or else sysfs; and why ``ip``'s view
+    was lost when it was (None when it answered, is not installed or sysfs was asked for)."""
     out: dict[str, tuple[str | None, int | None]] = {}
-    text = _run(["ip", "-j", "link", "show"]) if sys_root == Path("/sys") else None
-    if text:
+    if sys_root != Path("/sys"):
+        return read_netdevs(sys_root), None
+    answer = run_tool(["ip", "-j", "link", "show"], TOOL_TIMEOUT_S)
+    lost = _lost(answer)
+    if answer.out:
         try:
-            for item in json.loads(text):
+            for item in json.loads(answer.out):
                 out[item["ifname"]] = (item.get("operstate"), item.get("mtu"))
-            return out
-        except (ValueError, KeyError, TypeError):
+            return out, None
+        except (ValueError, KeyError, TypeError) as err:
             out.clear()
+            lost = f"ip -j link output not understood: {err}"
     out.update(read_netdevs(sys_root))
-    return out
+    return out, lost
 
 
 def gather_gc_thresh(proc_root: Path) -> dict[str, int | None]:
@@ -88,7 +143,8 @@ def gather_gc_thresh(proc_root: Path) -> dict[str, int | None]:
     for key in GC_KEYS:
         value = _read(proc_root / "sys" / "net" / "ipv4" / "neigh" / "default" / key)
         if value is None and proc_root == Path("/proc"):
-            value = (_run(["sysctl", "-n", f"net.ipv4.neigh.default.{key}"]) or "").strip() or None
+            answer = run_tool(["sysctl", "-n", f"net.ipv4.neigh.default.{key}"], TOOL_TIMEOUT_S)
+            value = (answer.out or "").strip() or None
         out[key] = int(value) if value and value.isdigit() else None
     return out
 

@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from fabrictest import mpirun
@@ -32,7 +31,7 @@ from fabrictest.parsers.perftest import parse_perftest
 from fabrictest.parsers.txrx import parse_txrx
 from fabrictest.sysinfo import read_netdev_speed
 
-from .gather import ping_peer
+from .gather import Answer, ping_peer, run_tool
 
 #: seconds a lookup, an LLDP query or a probe may take
 COMMAND_TIMEOUT_S = 10.0
@@ -42,37 +41,10 @@ LOOPBACK_TIMEOUT_S = 60.0
 SERVER_START_S = 0.5
 
 
-@dataclass
-class Answer:
-    """A command's stdout (``out``) when it ran and exited 0, else why not (``problem``)."""
-
-    out: str | None
-    problem: str | None = None
-    rc: int | None = None
-
-
 def run(argv: list[str], timeout: float | None = None, env=None) -> Answer:
     """``argv`` with a timeout (``COMMAND_TIMEOUT_S`` unless given, read at each call): a
     command that hangs or stops (SIGSTOP) is killed at it, and its problem says so."""
-    timeout = COMMAND_TIMEOUT_S if timeout is None else timeout
-    exe = shutil.which(argv[0])
-    if exe is None:
-        return Answer(None, f"{argv[0]} not found")
-    try:
-        proc = subprocess.run([exe, *argv[1:]], capture_output=True, text=True,
-                              timeout=timeout, check=False, env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return Answer(None, f"{argv[0]} gave no answer within {timeout:g} s")
-    except UnicodeDecodeError as err:  # what it printed is no text we can read
-        return Answer(None, f"{argv[0]} printed bytes that are not UTF-8 "
-                      f"(0x{err.object[err.start]:02x} at byte {err.start})")
-    except OSError as err:
-        return Answer(None, f"{argv[0]}: {err.strerror or err}")
-    if proc.returncode != 0:
-        said = (proc.stderr or proc.stdout).strip().splitlines()
-        return Answer(None, f"{argv[0]} exited {proc.returncode}"
-                      + (f": {said[-1].strip()[:160]}" if said else ""), proc.returncode)
-    return Answer(proc.stdout, None, 0)
+    return run_tool(argv, COMMAND_TIMEOUT_S if timeout is None else timeout, env)
 
 
 # ----------------------------------------------------------------------- MAC and address

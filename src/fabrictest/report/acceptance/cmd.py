@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 from fabrictest.parsers.errors import ParseError
+from fabrictest.report.acceptance.absent import absent_figures
+from fabrictest.report.acceptance.absent import gap as absent_gap
 from fabrictest.report.acceptance.cases import (
     BUILD,
     PERFORMANCE,
@@ -35,10 +37,12 @@ from fabrictest.report.acceptance.page import page
 from fabrictest.report.acceptance.stage1 import read_health_file, stage1
 from fabrictest.report.acceptance.stage2 import stage2
 from fabrictest.report.acceptance.stage3 import stage3
+from fabrictest.report.acceptance.twin import dumps as twin_dumps
+from fabrictest.report.acceptance.twin import proportionate
 from fabrictest.report.acceptance.verdict import NothingToJudge, judge
 from fabrictest.report.attribute.topology import load_topology
 from fabrictest.report.options import add_sources
-from fabrictest.report.records.outfiles import write_json, write_text
+from fabrictest.report.records.outfiles import write_text
 from fabrictest.report.records.results import ResultsError, ResultSet
 from fabrictest.report.records.sources import Source, check, read, writable_dir, writable_file
 from fabrictest.report.records.sweep_files import read_sweep, sweeps_from
@@ -74,6 +78,9 @@ def add_parser(sub) -> None:
                    help="the headline figures' history over every stored session")
     p.add_argument("--history-report", action="append", default=[], metavar="FILE|GLOB",
                    help="run reports as the headline figures' history (repeat)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="a figure the history's sessions measured and this run did not is "
+                        "listed but does not make stage 2 incomplete")
     p.add_argument("-o", "--output", default="acceptance",
                    help=f"output directory: {PAGE} and {TWIN} (default acceptance/)")
     p.add_argument("--title", default="", help="the page's title (default: Fabric "
@@ -148,8 +155,10 @@ def _left_out(records: list[tuple[str, dict]]) -> dict[str, str]:
             if v != "pass"}
 
 
-def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
-    past, past_sessions = ResultSet(), dict(sessions)
+def _past(args) -> tuple[ResultSet, list[Source], str]:
+    """The sessions given as history (``--history-report``, ``--history``): their records, the
+    sources, and why they could not be read (then no record)."""
+    past = ResultSet()
     sources = [Source("report", v) for v in args.history_report]
     if args.history:
         from fabrictest.report.records.sessions import stored_query
@@ -159,7 +168,15 @@ def _history(args, keys, records, sessions) -> tuple[list[dict], str]:
         try:
             past.extend(read(src))
         except ResultsError as err:
-            return [], f"history not read: {err}"
+            return ResultSet(), sources, f"history not read: {err}"
+    return past, sources, ""
+
+
+def _history(keys, records, sessions, past: ResultSet, sources: list[Source],
+             problem: str) -> tuple[list[dict], str]:
+    if problem:
+        return [], problem
+    past_sessions = dict(sessions)
     past_sessions.update(past.sessions)
     rows = history_rows(keys, records, past.records, past_sessions)
     n = len({r.session for r in (*past.records, *records)})
@@ -207,8 +224,12 @@ def run(args) -> int:
     check_coherence(by_role[STAGE1], perf_cases + by_role[SWEEP], sweeps, origin,
                     args.allow_mixed, args.stage1_window, recorded)
     left_out = _left_out(recorded)
+    past, past_sources, past_problem = _past(args)
+    absent = absent_figures(past.records, res.records,
+                            set(res.sessions) | {r.session for r in res.records})
     s1 = stage1(by_role[STAGE1], health, used, left_out)
-    s2 = stage2(records, perf_cases, topo, sweeps, left_out)
+    s2 = stage2(records, perf_cases, topo, sweeps, left_out,
+                missing=absent_gap(absent, args.allow_missing))
     perf_res = ResultSet(testcases=perf_cases)
     s3 = stage3(perf_res, records, args.reference_dir)
     try:
@@ -217,7 +238,8 @@ def run(args) -> int:
         raise ResultsError(str(err)) from None
 
     keys = headline_keys(s2.data["figures"], records)
-    history, history_note = _history(args, keys, records, res.sessions)
+    history, history_note = _history(keys, records, res.sessions, past, past_sources,
+                                     past_problem)
     prov = provenance(res.sessions, cases, records, s1.data["rows"], args.reference_dir)
     systems = sorted({str(tc.get("system")) for tc in cases if tc.get("system")})
     title = args.title or f"Fabric acceptance of {', '.join(systems) or 'the fabric'}"
@@ -225,13 +247,15 @@ def run(args) -> int:
         + [f"--sweep {s}" for s in args.sweep]
     twin = {"format": TWIN_FORMAT, "title": title, "sources": sources,
             **verdict.to_dict(), "history": history, "history_note": history_note,
-            "provenance": prov}
+            "absent": absent, "absent_allowed": args.allow_missing, "provenance": prov}
     text = marked(page(title=title, sources=sources, verdict=verdict, history=history,
-                       history_note=history_note, provenance=prov))
+                       history_note=history_note, provenance=prov,
+                       absent=(absent, args.allow_missing)))
     write_text(outdir / PAGE, text, "-o")
-    write_text(outdir / TWIN, json.dumps(twin, indent=1, default=str) + "\n", "-o")
+    twin_text = twin_dumps(proportionate(twin))
+    write_text(outdir / TWIN, twin_text, "-o")
     if args.json:
-        write_json(args.json, twin)
+        write_text(args.json, twin_text, "--json")
     lines = [verdict.headline] + [f"  stage {s.number} ({s.title}): {s.status.upper()}: "
                                   f"{s.summary}" for s in verdict.stages]
     try:

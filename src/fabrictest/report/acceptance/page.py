@@ -1,11 +1,11 @@
 """The acceptance page: one HTML file, in the order a person signs it: the verdict; every
-failure and everything missing, stage by stage; the counts per check and node set with one
-compact chart; then every row, folded (``<details>``); then the context.
+failure and everything missing, stage by stage; how the verdict is made; the counts per check
+and node set with one compact chart; then every row, folded (``<details>``); then the context.
 
 It is built for a centre's size: what comes before the failures does not grow with the nodes
 (the chart is one image of a fixed size, a dot per figure, after the failures), each table
-holds at most MAX_ROWS rows (the JSON twin holds them all) and failing rows are never among
-those cut. Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external
+holds at most MAX_ROWS rows (the JSON twin lists every failing one and counts the passing
+ones) and failing rows are never among those cut. Offline like ``fabric-report html``: inline CSS, no scripts, fonts or external
 URLs, so the one file can be mailed; a print stylesheet lays it out for a browser's "print to
 PDF" (A4, colours kept, no row split across pages; folded rows are not printed).
 """
@@ -172,32 +172,47 @@ def stage3_failures(st: dict) -> str:
     return "\n".join(out) + _gaps(st)
 
 
+#: after the failures, before the tables: what each stage checks and what each word means
+HOW = ('<h2 id="how">How the verdict is made</h2><p class="note">'
+       "<b>Stage 1</b>, pre-flight health: every node's every fabric-health check (port state, "
+       "rate, MTU, GIDs, MAC, address, names, LLDP neighbour, loopback). <b>Stage 2</b>, "
+       "performance: this page judges every figure itself, against the band recorded with "
+       "the run (the references' bounds when it ran, kept in the run report, not today's "
+       "file); a figure outside it, a failed test case, or ReFrame's result disagreeing with "
+       "the page's count fails; every node set the topology makes of the run's nodes must "
+       "have figures, and the node-pair sweep names slow nodes. <b>Stage 3</b>, counters and "
+       "flaps: every node's counters from before the first test to after the last: no link "
+       "down, no error counter over its threshold. A stage <b>FAILS</b> when it names an "
+       "element (node, link, switch, uplink, group pair, test): NOT ACCEPTED, naming it. It "
+       "is <b>INCOMPLETE</b> when something it should judge is missing or could not be judged "
+       "(a node without a check or counters, a test case without figures, a figure without a "
+       "reference, a figure earlier sessions measured) and nothing failed, and "
+       "<b>UNJUDGED</b> with nothing to judge: NOT ACCEPTED too, never a pass. ACCEPTED only "
+       "when all three stages PASS. Nothing is called failed without evidence (a band or "
+       "ReFrame's verdict). docs/report.md, \"The acceptance page\".</p>")
+
+
 # --- counts per check, node set and node ----------------------------------------------------
 
 def page(*, title: str, sources: Sequence[str], verdict: Verdict, history: list[dict],
-         history_note: str, provenance: dict) -> str:
+         history_note: str, provenance: dict,
+         absent: tuple[list[dict], bool] = ([], False)) -> str:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     stages = {s.number: s.to_dict() for s in verdict.stages}
     body = [f"<h1>{_e(title)}</h1>",
             f'<p class="note">Generated {now} from {_e(", ".join(sources))}. Everything on '
             "this page is in this file: no fonts, scripts or styles are fetched. The JSON twin "
-            "(acceptance.json) holds the same, every row.</p>",
+            "(acceptance.json) holds every failure and everything missing in full and counts the "
+            "passing rows.</p>",
             banner(verdict),
             '<h2 id="failures">Failures and what is missing</h2>',
             stage1_failures(stages[1]), stage2_failures(stages[2]),
             stage3_failures(stages[3]),
+            HOW,
             '<h2 id="counts">Per check, node set and node</h2>',
             stage1_counts(stages[1]), stage2_counts(stages[2]), stage3_counts(stages[3]),
             every_row(stages),
-            context_section(history, provenance, history_note),
-            '<h2>How the verdict is made</h2><p class="note">ACCEPTED only when every stage '
-            "passed: stage 1 every node's every check, stage 2 every figure within its "
-            "reference band and every test case passed (nothing is called failed without "
-            "evidence: a reference band or ReFrame's verdict), stage 3 no link down and no "
-            "error counter over its threshold over the whole run. A stage with nothing to "
-            "judge is unjudged, never a pass. Named elements: what the failures share "
-            "(node, link, switch, uplink, group pair). docs/report.md, \"The acceptance "
-            "page\".</p>"]
+            context_section(history, provenance, history_note, absent)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>\n"
             + "\n".join(b for b in body if b) + "\n</body></html>\n")

@@ -116,13 +116,31 @@ def every_row(stages: dict[int, dict]) -> str:
 
 
 def _more(n: int) -> str:
-    return (f'<p class="note">{n - MAX_ROWS} more rows in the JSON twin.</p>'
-            if n > MAX_ROWS else "")
+    return (f'<p class="note">{n - MAX_ROWS} more rows: the JSON twin lists every failing '
+            "one and counts the passing ones.</p>" if n > MAX_ROWS else "")
 
 
-def context_section(history: list[dict], prov: dict, history_note: str) -> str:
-    out = ['<h2 id="context">Context (does not change the verdict)</h2>',
-           "<h3>History of the headline figures</h3>", f"<p class=note>{_e(history_note)}</p>"]
+def absent_table(absent: list[dict], allowed: bool) -> str:
+    """The figures the history's sessions measured and the run did not (``.absent``)."""
+    if not absent:
+        return ""
+    why = ("listed, allowed by --allow-missing" if allowed else
+           "missing evidence: stage 2 is incomplete (--allow-missing accepts)")
+    return (f"<h3>Measured before, not in this run</h3><p class=note>{len(absent)} figures of "
+            f"earlier sessions that this run did not measure: {_e(why)}.</p>"
+            + _table(["test", "figure", "unit", "sessions", "last measured in"],
+                     [[_e(a["test"]), _e(a["figure"]), _e(a["unit"]), _int(a["sessions"]),
+                       _e(str(a["last_session"])[:8])] for a in absent[:MAX_ROWS]],
+                     ["" if allowed else "incomplete"] * min(len(absent), MAX_ROWS))
+            + _more(len(absent)))
+
+
+def context_section(history: list[dict], prov: dict, history_note: str,
+                    absent: tuple[list[dict], bool] = ([], False)) -> str:
+    out = ['<h2 id="context">Context (changes the verdict only by what it says is '
+           "missing)</h2>",
+           "<h3>History of the headline figures</h3>", f"<p class=note>{_e(history_note)}</p>",
+           absent_table(*absent)]
     if history:
         out.append(_table(["test", "figure", "unit", "sessions", "first", "median", "latest",
                            "history"],
@@ -166,4 +184,4 @@ def context_section(history: list[dict], prov: dict, history_note: str) -> str:
                                 _e(p.get("measured_by")),
                                 _e(p.get("loose") or p.get("note") or "")]
                                for p in ref["provenance"]]))
-    return "\n".join(out)
+    return "\n".join(b for b in out if b)

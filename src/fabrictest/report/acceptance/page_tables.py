@@ -1,5 +1,5 @@
 """The acceptance page's tables and their cells: a status word, a table cut at MAX_ROWS (the
-JSON twin holds every row), numbers, and the rows of checks, figures, nodes, impact factors
+JSON twin lists every failing row, counts the passing), numbers, and the rows of checks, figures, nodes, impact factors
 and congestion counters, shared by the failures and the folded rows."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[
         cls = classes[i] if i < len(classes) else ""
         cells = "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in row)
         body.append(f'<tr class="{cls}">{cells}</tr>')
-    more = (f'<p class="note">{len(rows) - limit} more rows in the JSON twin.</p>'
+    more = (f'<p class="note">{len(rows) - limit} more rows: the JSON twin lists every '
+            "failing one and counts the passing ones.</p>"
             if len(rows) > limit else "")
     return ("<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head)
             + "</tr></thead><tbody>" + "".join(body) + "</tbody></table>" + more)

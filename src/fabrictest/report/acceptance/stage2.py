@@ -240,9 +240,11 @@ def _sweep(label_: str, data: dict) -> tuple[list[Finding], list[str], dict]:
 
 
 def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology | None,
-           sweeps: list[tuple[str, dict]], left_out: dict[str, str] | None = None) -> Stage:
+           sweeps: list[tuple[str, dict]], left_out: dict[str, str] | None = None,
+           missing: Sequence[str] = ()) -> Stage:
     """``records``/``testcases``: the performance stage's (no health, sweep or build case);
-    ``sweeps``: (label, fabric-sweep JSON); ``left_out``: nodes stage 1 kept out of it."""
+    ``sweeps``: (label, fabric-sweep JSON); ``left_out``: nodes stage 1 kept out of it;
+    ``missing``: what the history says the run lacks (:mod:`.absent`), gaps of the stage."""
     refuse_bands(records)
     perf = [r for r in records if not is_counter_figure(r.pvar)]
     sets: dict[tuple, str] = {}
@@ -259,6 +261,7 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
             for r in ratio_rows(perf)]
     rows.sort(key=lambda d: (SETS.index(d["set"]), not d["failing"], d["test"], d["figure"]))
     gaps, unjudged = case_gaps(testcases, perf)
+    gaps += missing
     unreferenced = sorted({f"{r.test} {r.pvar}" for r in perf if r.ref is None
                            and r.value is not None and not r.informational})
     if unreferenced:

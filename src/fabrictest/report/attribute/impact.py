@@ -4,11 +4,11 @@ and its reference band, from CongestionTest's and GpcnetLoadTest's records."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fabrictest.references.model import band
+from fabrictest.report.page.markup import escape as _e
 from fabrictest.report.records.results import PerfRecord
 
 
@@ -75,7 +75,7 @@ def impact_rows(records: Sequence[PerfRecord]) -> list[ImpactRow]:
 def _n(rec: PerfRecord | None) -> str:
     if rec is None or rec.value is None:
         return "-"
-    return html.escape(f"{rec.value:.4g} {rec.unit}".strip())
+    return _e(f"{rec.value:.4g} {rec.unit}".strip())
 
 
 def _f(v: float | None) -> str:
@@ -97,8 +97,8 @@ def impact_section(records: Sequence[PerfRecord]) -> str:
         edges = "-" if row.impact.ref is None else f"{_f(lo)} .. {_f(hi)} (ref {_f(row.impact.ref)})"
         cls = {"fail": "fail", "unreferenced": "unreferenced"}.get(row.status(), "")
         out.append(
-            f'<tr class="{cls}"><td>{html.escape(row.test)}</td><td>{html.escape(row.system)}'
-            f"</td><td>{html.escape(row.probe)}</td><td class=\"num\">{_n(row.isolated)}</td>"
+            f'<tr class="{cls}"><td>{_e(row.test)}</td><td>{_e(row.system)}'
+            f"</td><td>{_e(row.probe)}</td><td class=\"num\">{_n(row.isolated)}</td>"
             f'<td class="num">{_n(row.loaded)}</td><td class="num">'
             f"{_f(row.impact.value)}x</td><td class=\"num\">{edges}</td>"
             f"<td>{row.status()}</td></tr>")

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from fabrictest.report.history import figures as hist  # noqa: E402
-from fabrictest.report.history import summary  # noqa: E402
+from fabrictest.report.history import summary, vanished  # noqa: E402
 from fabrictest.report.history.figures import FigureHistory  # noqa: E402
 from fabrictest.report.page.markup import CSS  # noqa: E402
 from fabrictest.report.page.markup import escape as _e  # noqa: E402
@@ -84,11 +84,30 @@ def _table(histories: Sequence[FigureHistory]) -> str:
             "<th>sure</th><th>status</th></tr>" + "".join(rows) + "</table>")
 
 
+def absent_table(histories: Sequence[FigureHistory]) -> str:
+    """The judged figures absent from the latest sessions (:mod:`.vanished`), before the
+    change points: their history ends where it was healthy, and the page says so."""
+    absent = [h for h in histories if h.absent_latest]
+    if not absent:
+        return ""
+    rows = "".join(
+        f'<tr class="missing"><td>{_e(h.test)}</td><td>{_e(h.sysenv)}</td>'
+        f"<td>{_e(h.pvar)}</td><td>{_e(h.points[-1].session[:8])}</td>"
+        f"<td>{_e(h.points[-1].date[:19])}</td><td class=num>{h.absent_latest}</td></tr>"
+        for h in absent)
+    return (f"<p><b>{len(absent)} figure{'s' if len(absent) > 1 else ''} absent from the "
+            "latest sessions</b> (measured before, not measured there: no verdict rests on "
+            "them)</p><table><tr><th>test</th><th>system</th><th>figure</th><th>last "
+            "measured in</th><th>date</th><th>sessions since</th></tr>" + rows + "</table>")
+
+
 def section(histories: Sequence[FigureHistory], outdir: Path, embed: bool = False) -> str:
-    """The change points' table and a plot per figure (with a change point first)."""
+    """The figures absent from the latest sessions, the change points' table and a plot per
+    figure (with a change point first)."""
     judged = [h for h in histories if h.status != "few"]
     judged.sort(key=lambda h: (not h.changes, h.status != "REGRESSED", h.test, h.pvar))
-    body = [_table(judged), '<p class="note">Dots: one value per session; grey lines: the '
+    body = [absent_table(judged), _table(judged),
+            '<p class="note">Dots: one value per session; grey lines: the '
             "median of each level; dashed: the change points (coloured: the latest); circled: "
             "a lone outlier, not a change.</p>"]
     for i, h in enumerate(judged[:MAX_PLOTS]):
@@ -99,7 +118,7 @@ def section(histories: Sequence[FigureHistory], outdir: Path, embed: bool = Fals
     few = len(histories) - len(judged)
     if few:
         body.append(f'<p class="note">{few} figures with too few sessions to judge.</p>')
-    return "\n".join(body)
+    return "\n".join(b for b in body if b)
 
 
 def write_page(histories: Sequence[FigureHistory], outdir: Path, verdict: str,
@@ -126,5 +145,8 @@ def html_section(system: str | None, outdir, embed: bool) -> tuple[str, str]:
     if not records:
         return f"no history: no stored session of {system}", ""
     histories = [hist.judge(h) for h in hist.series(records, res.sessions)]
-    line, _status = summary.verdict(histories, res.unreadable, hist.TOLERANCE)
+    ordered = vanished.latest_sessions(res.records, res.sessions, system, lambda _s: True)
+    absent = vanished.mark(histories, ordered, res.records)
+    line, status = summary.verdict(histories, res.unreadable, hist.TOLERANCE)
+    line, _status = vanished.amend(line, status, absent, allowed=False)
     return line, section(histories, outdir, embed)
