@@ -164,6 +164,51 @@ def test_a_step_aborted_for_a_node_that_cannot_start_is_run_again_without_it():
     assert r.steps == 4  # each direction: the aborted step, then the others' pairs again
 
 
+TORN = RATE + r"""
+import sys
+by_rank = sys.argv[1:]
+p = len(by_rank) // 2
+for i in range(p):
+    if "dead" in (by_rank[i], by_rank[p + i]):
+        print(f"fabric-sweep-pair {i} r: ERROR:__main__:MPI error with the transmitter of pair {i}")
+if any("dead" in x for x in by_rank):  # MPICH's Hydra: one rank killed, every rank ended
+    sys.exit(9)
+for i in range(p):
+    rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
+    print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
+                    + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
+"""
+
+
+@pytest.mark.proc  # the runners start the stand-in steps
+def test_pairs_silenced_by_a_torn_down_step_are_measured_again_without_the_failed_one():
+    names = ["a", "b", "dead", "d", "e", "f"]
+    r = PerRound(FakeTxrx(), pair_timeout=3)
+    r.script = TORN
+    runs = r.run_round(Round(1, "screen", [0, 2, 4], [1, 3, 5], names))
+    assert runs.status.tolist() == [OK, OK, FAILED, FAILED, OK, OK], runs.details
+    assert "MPI error with the transmitter" in runs.details[2]
+    assert r.steps == 4  # each direction: the torn step, then the silenced pairs again
+
+
+@pytest.mark.proc  # the runner starts the stand-in steps
+def test_the_fault_follows_its_pair_into_a_step_run_again():
+    """--fault-pair names a pair by its index in the step: pair e->f is index 2 of the torn step
+    and index 1 of the step that measures the silenced pairs again."""
+    seen = []
+
+    class Recording(PerRound):
+        def command_for(self, rnd, half, by_rank):
+            argv = self.pairs_argv(len(by_rank) // 2)
+            seen.append(argv[argv.index("--fault-pair") + 1])
+            return super().command_for(rnd, half, by_rank)
+
+    r = Recording(FakeTxrx(), pair_timeout=3, fault_pair=2)
+    r.script = TORN
+    r._step(Round(1, "screen", [0, 2, 4], [1, 3, 5], ["a", "b", "dead", "d", "e", "f"]), 0,
+            [("a", "b"), ("dead", "d"), ("e", "f")])
+    assert seen == ["2", "1"]
+
 def test_srun_step_places_rank_i_on_its_node_and_keeps_going_when_one_dies(monkeypatch):
     monkeypatch.setenv("FABRIC_SWEEP_SRUN_ARGS", "--mpi=pmix")
     r = RoundStepRunner(Txrx(exe="txrx", timeout=55), launcher="slurm", pair_timeout=60)

@@ -51,7 +51,7 @@ class RoundStepRunner(CommandRunner):
     def __init__(self, measurement: Txrx, *, launcher: str = "mpirun", all_local: bool = False,
                  host_map: dict[str, str] | None = None, mpirun_args: Sequence[str] = (),
                  srun: str = "srun", srun_args: Sequence[str] = (), fault_pair: int | None = None,
-                 **kw):
+                 python: str | None = None, **kw):
         kw.pop("max_concurrent", None)
         if launcher == "mpirun":
             kw.setdefault("env", mpilaunch.environment())
@@ -66,6 +66,8 @@ class RoundStepRunner(CommandRunner):
                           *srun_args]
         self.step_grace = STEP_GRACE
         self.fault_pair = fault_pair  # tests: txrx's --fault in this pair of every step only
+        self._fault_now = fault_pair  # its index in the step being launched (a re-run moves it)
+        self.python = python or sys.executable  # the interpreter of txrx.pairs on the nodes
         self._dir = tempfile.TemporaryDirectory(prefix="fabric-sweep-")
 
     def describe(self) -> str:
@@ -76,10 +78,10 @@ class RoundStepRunner(CommandRunner):
 
     # -- one step ---------------------------------------------------------------------------
     def pairs_argv(self, pairs: int) -> list[str]:
-        argv = [sys.executable, "-m", "fabrictest.txrx.pairs", "--pairs", str(pairs),
+        argv = [self.python, "-m", "fabrictest.txrx.pairs", "--pairs", str(pairs),
                 "--limit", f"{self.pair_timeout:g}"]
-        if self.fault_pair is not None:
-            argv += ["--fault-pair", str(self.fault_pair)]
+        if self._fault_now is not None:
+            argv += ["--fault-pair", str(self._fault_now)]
         return argv + self.measurement.argv()[1:]
 
     def command_for(self, rnd: Round, half: int, by_rank: list[str]):
@@ -116,9 +118,11 @@ class RoundStepRunner(CommandRunner):
             fh.write("\n".join(by_rank) + "\n")
         return path
 
-    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]], retry: bool = True):
+    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]], retry: bool = True,
+              fault: int | None = -1):
         """(status, figure, seconds, detail) of every run of one step, in order."""
         p = len(runs)
+        self._fault_now = self.fault_pair if fault == -1 else fault
         by_rank = [d for _, d in runs] + [s for s, _ in runs]
         argv, env = self.command_for(rnd, half, by_rank)
         status, rc, out, secs = self._execute(argv, env if env is not None else self.env,
@@ -130,12 +134,16 @@ class RoundStepRunner(CommandRunner):
         rows = [self._one(rnd, i, p, src, dst, status, rc, out, secs, where, texts.get(i))
                 for i, (src, dst) in enumerate(runs)]
         # Slurm aborts a whole step when one node cannot start its rank (its link down): the
-        # pairs whose both ranks started and said nothing are run again once, without it
+        # pairs whose both ranks started and said nothing are run again once, without it.
+        # MPICH's Hydra ends every rank once one is killed by a signal (txrx.pairs): a step
+        # that failed with some pairs' output and none from others runs those again once
         unstarted = [i for i in range(p) if where and (i not in where or p + i not in where)]
         again = [i for i in range(p) if i not in texts and i not in unstarted]
-        if retry and unstarted and again and status != INTERRUPTED:
-            for i, row in zip(again, self._step(rnd, half, [runs[i] for i in again], False),
-                              strict=True):
+        torn = status == FAILED and bool(texts) and not unstarted
+        if retry and (unstarted or torn) and again and status != INTERRUPTED:
+            moved = again.index(self._fault_now) if self._fault_now in again else None
+            for i, row in zip(again, self._step(rnd, half, [runs[i] for i in again], False,
+                                                moved), strict=True):
                 rows[i] = row
         for i in unstarted:
             if i not in texts and rows[i][0] == FAILED:
