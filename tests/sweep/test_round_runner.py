@@ -105,6 +105,49 @@ def test_one_step_per_round_gives_the_per_run_verdict_with_two_steps_a_round():
 
 
 @pytest.mark.proc  # the runners start the stand-in steps
+def test_full_duplex_gives_the_same_runs_in_one_step_a_round():
+    """Both directions of a pair at once: the same runs, figures and verdict as two steps a
+    round, one step for a round of reverse lanes, two where an extra round's lane has two
+    partners; steps <= 2 x rounds + 2 in both modes."""
+    half = PerRound(FakeTxrx(), pair_timeout=3)
+    full = PerRound(FakeTxrx(), pair_timeout=3, duplex="full")
+    a = run_sweep(NODES, half, seed=4)
+    b = run_sweep(NODES, full, seed=4)
+    assert _by_run(a) == _by_run(b) and a.verdict.lines() == b.verdict.lines()
+    assert half.steps == 2 * len(a.rounds) <= 2 * len(a.rounds) + 2
+    want = sum(len(full.steps_of(r.lanes())) for r in b.rounds)
+    assert full.steps == want <= 2 * len(b.rounds) + 2
+    reverse = [r for r in b.rounds if all(s == f[::-1] for f, s in r.lanes())]
+    assert reverse and full.steps == len(reverse) + 2 * (len(b.rounds) - len(reverse))
+    assert full.steps < half.steps
+    print(f"steps: half {half.steps}, full {full.steps}, rounds {len(b.rounds)}")
+
+
+def test_full_duplex_keeps_a_lane_with_two_partners_in_two_steps():
+    r = RoundStepRunner(Txrx(exe="txrx"), duplex="full")
+    lanes = [(("a", "b"), ("b", "a")), (("c", "x"), ("d", "x"))]  # x received twice
+    assert r.steps_of(lanes) == [[("a", "b"), ("c", "x"), ("b", "a")], [("d", "x")]]
+    assert r.steps_of(lanes[:1]) == [[("a", "b"), ("b", "a")]]
+    rows = ["ab", "cx", "ba", "dx"]  # in the order of the steps
+    assert r._lane_order(rows, lanes) == ["ab", "ba", "cx", "dx"]
+
+
+def test_srun_step_in_full_duplex_holds_two_ranks_a_node(monkeypatch):
+    monkeypatch.delenv("FABRIC_SWEEP_SRUN_ARGS", raising=False)
+    r = RoundStepRunner(Txrx(exe="txrx"), launcher="slurm", pair_timeout=60, duplex="full")
+    rnd = Round(1, "screen", [0], [1], ["n1", "n2"])
+    cmd, env = r.command_for(rnd, 0, ["n2", "n1", "n1", "n2"])  # n1->n2 and n2->n1 at once
+    assert cmd[1:4] == ["--nodes=2", "--ntasks=4", "--ntasks-per-node=2"]
+    assert Path(env["SLURM_HOSTFILE"]).read_text() == "n2\nn1\nn1\nn2\n"
+
+
+@pytest.mark.parametrize("args", [["--step-per", "run"], ["--launcher", "mpirun"]])
+def test_full_duplex_refused_where_it_cannot_place_its_ranks(capsys, args):
+    rc = main(["n[1-4]", "--duplex", "full", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--duplex full" in err and "Traceback" not in err
+
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_a_step_that_dies_or_hangs_fails_its_pairs_not_the_sweep():
     names = ["a", "b", "c", "d"]
     rnd = Round(1, "screen", [0, 2], [1, 3], names)

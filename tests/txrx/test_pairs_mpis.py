@@ -106,3 +106,15 @@ def test_every_pair_past_the_limit_is_a_timeout_and_the_job_ends_there(mpi):
     assert [x[0] for x in rows] == [TIMEOUT] * 3, (kind, rows)
     assert all("no result within 2 s" in x[3] for x in rows)
     assert r.steps == 1 and secs < 2 + r.step_grace + 5, (kind, secs)
+
+
+def test_full_duplex_round_is_one_job_with_both_directions_at_once(mpi):
+    """Two pairs, both directions at once: 8 ranks, 2 a node (here all on this host), one job;
+    every run has its figure (on this 2-core host the figures are not a duplex link's: the two
+    streams of a node share its cores, docs/sweep.md)."""
+    python, kind = mpi
+    r = RoundStepRunner(Txrx(nmsg=400, timeout=4), all_local=True, pair_timeout=20,
+                        python=python, duplex="full")
+    runs = r.run_round(Round(1, "screen", [0, 2], [1, 3], ["a", "b", "c", "d"]))
+    assert runs.status.tolist() == [OK] * 4, (kind, runs.details)
+    assert (runs.value > 0).all() and r.steps == 1
