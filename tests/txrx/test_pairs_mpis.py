@@ -20,7 +20,8 @@ from fabrictest.sweep.measure import Txrx
 from fabrictest.sweep.round_runner import RoundStepRunner
 from fabrictest.sweep.runs import FAILED, OK, TIMEOUT, Round
 
-pytestmark = pytest.mark.mpi
+# every case is an MPI job of 6-8 ranks: 2-8 s each on this 2-core host, Open MPI's the slower
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 MPICH_ENV = "FABRICTEST_MPICH_PYTHON"
 NAMES = ["a", "b", "c", "d", "e", "f"]
@@ -86,7 +87,6 @@ def test_a_killed_rank_costs_its_own_pair(mpi):
             x[0] == FAILED and "no output from its pair (step exit 9)" in x[3]), (kind, rows)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["freeze", "stall"])
 def test_a_stopped_or_stalled_rank_costs_its_own_pair_and_the_step_ends(mpi, fault):
     """A rank stopped by SIGSTOP runs nothing, not even its watchdog: the step's own limit
