@@ -14,9 +14,11 @@ pair, never the job, and the job lasts at most `--limit` seconds after its ranks
 
 Under MPICH's Hydra (`mpiexec -disable-auto-cleanup`, docs/sweep.md) SIGUSR1 is Hydra's notice
 that a rank of the job ended (its default action ends the rank that gets it): ignored. A rank
-killed by a signal ends the job there all the same (Hydra SIGKILLs the other ranks, at the
-latest when the next one exits): the pairs already done keep their figures, the others have no
-output and are failed runs of the step; a stalled or stopped rank costs its own pair only.
+killed by a signal ends the job there all the same (every other rank is SIGKILLed, at the
+latest when the next one exits; MPICH's fault tolerance, MPIR_CVAR_ENABLE_FT=1, failed an
+assertion in MPI_Init of 5.0.2): the pairs already done keep their figures, the others have
+no output (the round runner measures them again once); a stalled or stopped rank costs its
+own pair only.
 """
 
 from __future__ import annotations
