@@ -105,6 +105,49 @@ def test_one_step_per_round_gives_the_per_run_verdict_with_two_steps_a_round():
 
 
 @pytest.mark.proc  # the runners start the stand-in steps
+def test_full_duplex_gives_the_same_runs_in_one_step_a_round():
+    """Both directions of a pair at once: the same runs, figures and verdict as two steps a
+    round, one step for a round of reverse lanes, two where an extra round's lane has two
+    partners; steps <= 2 x rounds + 2 in both modes."""
+    half = PerRound(FakeTxrx(), pair_timeout=3)
+    full = PerRound(FakeTxrx(), pair_timeout=3, duplex="full")
+    a = run_sweep(NODES, half, seed=4)
+    b = run_sweep(NODES, full, seed=4)
+    assert _by_run(a) == _by_run(b) and a.verdict.lines() == b.verdict.lines()
+    assert half.steps == 2 * len(a.rounds) <= 2 * len(a.rounds) + 2
+    want = sum(len(full.steps_of(r.lanes())) for r in b.rounds)
+    assert full.steps == want <= 2 * len(b.rounds) + 2
+    reverse = [r for r in b.rounds if all(s == f[::-1] for f, s in r.lanes())]
+    assert reverse and full.steps == len(reverse) + 2 * (len(b.rounds) - len(reverse))
+    assert full.steps < half.steps
+    print(f"steps: half {half.steps}, full {full.steps}, rounds {len(b.rounds)}")
+
+
+def test_full_duplex_keeps_a_lane_with_two_partners_in_two_steps():
+    r = RoundStepRunner(Txrx(exe="txrx"), duplex="full")
+    lanes = [(("a", "b"), ("b", "a")), (("c", "x"), ("d", "x"))]  # x received twice
+    assert r.steps_of(lanes) == [[("a", "b"), ("c", "x"), ("b", "a")], [("d", "x")]]
+    assert r.steps_of(lanes[:1]) == [[("a", "b"), ("b", "a")]]
+    rows = ["ab", "cx", "ba", "dx"]  # in the order of the steps
+    assert r._lane_order(rows, lanes) == ["ab", "ba", "cx", "dx"]
+
+
+def test_srun_step_in_full_duplex_holds_two_ranks_a_node(monkeypatch):
+    monkeypatch.delenv("FABRIC_SWEEP_SRUN_ARGS", raising=False)
+    r = RoundStepRunner(Txrx(exe="txrx"), launcher="slurm", pair_timeout=60, duplex="full")
+    rnd = Round(1, "screen", [0], [1], ["n1", "n2"])
+    cmd, env = r.command_for(rnd, 0, ["n2", "n1", "n1", "n2"])  # n1->n2 and n2->n1 at once
+    assert cmd[1:4] == ["--nodes=2", "--ntasks=4", "--ntasks-per-node=2"]
+    assert Path(env["SLURM_HOSTFILE"]).read_text() == "n2\nn1\nn1\nn2\n"
+
+
+@pytest.mark.parametrize("args", [["--step-per", "run"], ["--launcher", "mpirun"]])
+def test_full_duplex_refused_where_it_cannot_place_its_ranks(capsys, args):
+    rc = main(["n[1-4]", "--duplex", "full", *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--duplex full" in err and "Traceback" not in err
+
+@pytest.mark.proc  # the runners start the stand-in steps
 def test_a_step_that_dies_or_hangs_fails_its_pairs_not_the_sweep():
     names = ["a", "b", "c", "d"]
     rnd = Round(1, "screen", [0, 2], [1, 3], names)
@@ -163,6 +206,51 @@ def test_a_step_aborted_for_a_node_that_cannot_start_is_run_again_without_it():
     assert runs.details[0].startswith("down did not start its rank (step exit 233)")
     assert r.steps == 4  # each direction: the aborted step, then the others' pairs again
 
+
+TORN = RATE + r"""
+import sys
+by_rank = sys.argv[1:]
+p = len(by_rank) // 2
+for i in range(p):
+    if "dead" in (by_rank[i], by_rank[p + i]):
+        print(f"fabric-sweep-pair {i} r: ERROR:__main__:MPI error with the transmitter of pair {i}")
+if any("dead" in x for x in by_rank):  # MPICH's Hydra: one rank killed, every rank ended
+    sys.exit(9)
+for i in range(p):
+    rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
+    print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
+                    + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
+"""
+
+
+@pytest.mark.proc  # the runners start the stand-in steps
+def test_pairs_silenced_by_a_torn_down_step_are_measured_again_without_the_failed_one():
+    names = ["a", "b", "dead", "d", "e", "f"]
+    r = PerRound(FakeTxrx(), pair_timeout=3)
+    r.script = TORN
+    runs = r.run_round(Round(1, "screen", [0, 2, 4], [1, 3, 5], names))
+    assert runs.status.tolist() == [OK, OK, FAILED, FAILED, OK, OK], runs.details
+    assert "MPI error with the transmitter" in runs.details[2]
+    assert r.steps == 4  # each direction: the torn step, then the silenced pairs again
+
+
+@pytest.mark.proc  # the runner starts the stand-in steps
+def test_the_fault_follows_its_pair_into_a_step_run_again():
+    """--fault-pair names a pair by its index in the step: pair e->f is index 2 of the torn step
+    and index 1 of the step that measures the silenced pairs again."""
+    seen = []
+
+    class Recording(PerRound):
+        def command_for(self, rnd, half, by_rank):
+            argv = self.pairs_argv(len(by_rank) // 2)
+            seen.append(argv[argv.index("--fault-pair") + 1])
+            return super().command_for(rnd, half, by_rank)
+
+    r = Recording(FakeTxrx(), pair_timeout=3, fault_pair=2)
+    r.script = TORN
+    r._step(Round(1, "screen", [0, 2, 4], [1, 3, 5], ["a", "b", "dead", "d", "e", "f"]), 0,
+            [("a", "b"), ("dead", "d"), ("e", "f")])
+    assert seen == ["2", "1"]
 
 def test_srun_step_places_rank_i_on_its_node_and_keeps_going_when_one_dies(monkeypatch):
     monkeypatch.setenv("FABRIC_SWEEP_SRUN_ARGS", "--mpi=pmix")

@@ -89,6 +89,40 @@ def test_the_loop_is_chosen_and_a_bad_choice_refused(monkeypatch):
     assert kind == "python" and "built against" in why and "MPICH" in why
 
 
+
+def test_a_loop_compiled_with_another_mpis_header_is_not_used(monkeypatch):
+    """MPICH's mpi.h linked to Open MPI's libmpi (setuptools' -L/usr/lib/... ahead of MPICH's
+    wrapper path) passed the library check and crashed in MPI_Send_init: the header counts."""
+    import types
+
+    class Mpi:
+        @staticmethod
+        def Get_library_version():
+            return "Open MPI v4.1.4, package: Debian OpenMPI\n"
+
+    fake = types.SimpleNamespace(library_version=Mpi.Get_library_version,
+                                 header_mpi=lambda: "MPICH 5.0.2")
+    monkeypatch.delenv(rings.ENV, raising=False)
+    monkeypatch.setitem(sys.modules, "fabrictest.txrx._loop", fake)
+    monkeypatch.setattr(sys.modules["fabrictest.txrx"], "_loop", fake)
+    kind, why = rings.choose(Mpi, "host")
+    assert kind == "python" and "mpi.h of MPICH 5.0.2" in why and "Open MPI v4.1.4" in why
+    fake.header_mpi = lambda: "Open MPI 4.1"
+    assert rings.choose(Mpi, "host")[0] == "compiled"
+    fake.header_mpi = lambda: "unknown"
+    assert rings.choose(Mpi, "host")[0] == "python"
+    # the MPICH family shares one handle ABI: Cray MPICH, Intel MPI run an MPICH-built loop
+    fake.header_mpi = lambda: "MPICH 3.4a2"
+    for lib in ("MPICH Version:      5.0.2\n", "MPI VERSION    : CRAY MPICH version 8.1.28\n",
+                "Intel(R) MPI Library 2021.6 for Linux* OS\n"):
+        fake.library_version = lambda lib=lib: lib
+        Mpi.Get_library_version = staticmethod(fake.library_version)
+        assert rings.choose(Mpi, "host")[0] == "compiled", lib
+
+
+def test_the_built_loop_names_the_header_it_was_compiled_with():
+    assert rings.header_abi(_loop.header_mpi()) == rings.library_abi(_loop.library_version())
+
 WAITS = r"""
 import time, numpy as np
 from mpi4py import MPI

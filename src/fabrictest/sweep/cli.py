@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "every pair at once; txrx only); run: a step per run (at most "
                         "--max-concurrent at once); auto (default): round for txrx, run for "
                         "osu_bw")
+    g.add_argument("--duplex", choices=["half", "full"], default="half",
+                   help="with --step-per round: half (default) measures a pair's two "
+                        "directions in two steps; full in one step, both at once (only on "
+                        "full-duplex links and hosts that drive both: docs/sweep.md)")
     g.add_argument("--srun-arg", action="append", default=[], metavar="ARG",
                    help="extra srun argument (repeat); also $FABRIC_SWEEP_SRUN_ARGS")
     g.add_argument("--mpirun-arg", action="append", default=[], metavar="ARG",
@@ -207,7 +211,9 @@ def _main(argv) -> int:
                     topology=topo)
     steps = getattr(runner, "steps", None)
     if steps is not None:  # what Slurm's MaxStepCount counts (40,000 a job by default)
-        per = "round and direction" if isinstance(runner, RoundStepRunner) else "run"
+        per = "run"
+        if isinstance(runner, RoundStepRunner):
+            per = "round (full duplex)" if runner.duplex == "full" else "round and direction"
         say(f"{steps} job steps ({len(res.rounds)} rounds, one step per {per})")
     res.unjudged = "" if expected is not None else unjudged
     res.topology_note = topology_note
@@ -335,9 +341,14 @@ def _runner(args, names, launcher: str):
         raise UsageError(
             "--launcher slurm runs inside an allocation, e.g. "
             f"salloc -N {len(names)} -w {nodeset.collect(names)} fabric-sweep")
+    if args.duplex == "full" and (_step_per(args) != "round" or (
+            launcher == "mpirun" and not args.all_local)):
+        raise UsageError("--duplex full runs both directions in one step: it needs --step-per "
+                         "round and srun (--launcher slurm) or --all-local")
     if _step_per(args) == "round":
         return RoundStepRunner(measurement, launcher=launcher, all_local=args.all_local,
-                               mpirun_args=args.mpirun_arg, srun_args=args.srun_arg, **kw)
+                               mpirun_args=args.mpirun_arg, srun_args=args.srun_arg,
+                               duplex=args.duplex, **kw)
     if launcher == "slurm":
         return SlurmRunner(measurement, srun_args=args.srun_arg, **kw)
     return LocalRunner(measurement, all_local=args.all_local, mpirun_args=args.mpirun_arg, **kw)

@@ -9,6 +9,15 @@ mpirun's host list in that order). Each pair runs in a communicator of its own w
 limit (txrx.pairs): a pair whose output is missing, cut short or placed on the wrong nodes is a
 failed run of that pair, the other pairs' figures stand. Steps per sweep: 2 per round, where
 Slurm's MaxStepCount (40,000 a job by default) is reached by the per-run mode at 10,000 nodes.
+
+`duplex="full"` measures both directions of a pair in ONE step: a lane whose second run is
+its first reversed (`a -> b`, `b -> a`) runs both at once, each node holding a receiver and a
+transmitter rank (txrx.pairs' pairs 0..L-1 the lanes' first runs, L.. their reverse runs); a
+lane whose second run has another partner (an extra round's doubtful direction) keeps its
+second run for a second step (a node would receive two streams at once otherwise). A round of
+reverse lanes is then one step. Only where the link is full duplex and the host can drive
+both directions at once: a half-duplex or shared host link, or a host short of cores for two
+streams, reads as slow in both directions (docs/sweep.md).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from .runs import Round, RoundRuns
 PAIR_LINE = re.compile(r"^fabric-sweep-pair (\d+) ([rt]): ?(.*)$", re.M)
 STEP_GRACE = 30.0  # seconds a step may run past the pairs' limit: launch of a large job, exit
 NO_RESULT = "no result within"  # txrx.pairs' line for a rank its watchdog ended
+DUPLEX = ("half", "full")  # a pair's two directions in two steps, or at once in one
 
 
 class RoundStepRunner(CommandRunner):
@@ -51,7 +61,7 @@ class RoundStepRunner(CommandRunner):
     def __init__(self, measurement: Txrx, *, launcher: str = "mpirun", all_local: bool = False,
                  host_map: dict[str, str] | None = None, mpirun_args: Sequence[str] = (),
                  srun: str = "srun", srun_args: Sequence[str] = (), fault_pair: int | None = None,
-                 **kw):
+                 python: str | None = None, duplex: str = "half", **kw):
         kw.pop("max_concurrent", None)
         if launcher == "mpirun":
             kw.setdefault("env", mpilaunch.environment())
@@ -66,31 +76,41 @@ class RoundStepRunner(CommandRunner):
                           *srun_args]
         self.step_grace = STEP_GRACE
         self.fault_pair = fault_pair  # tests: txrx's --fault in this pair of every step only
+        self._fault_now = fault_pair  # its index in the step being launched (a re-run moves it)
+        self.python = python or sys.executable  # the interpreter of txrx.pairs on the nodes
+        if duplex not in DUPLEX:
+            raise ValueError(f"duplex {duplex!r}: one of {', '.join(DUPLEX)}")
+        self.duplex = duplex
         self._dir = tempfile.TemporaryDirectory(prefix="fabric-sweep-")
 
     def describe(self) -> str:
         how = "srun" if self.launcher == "slurm" else (
             "mpirun on this host" if self.all_local else "mpirun")
+        if self.duplex == "full":
+            return (f"{self.measurement.name} via one job step per round ({how}, every pair "
+                    "at once, both directions at once: full duplex)")
         return (f"{self.measurement.name} via one job step per round and direction ({how}, "
                 "every pair at once), both directions")
 
     # -- one step ---------------------------------------------------------------------------
     def pairs_argv(self, pairs: int) -> list[str]:
-        argv = [sys.executable, "-m", "fabrictest.txrx.pairs", "--pairs", str(pairs),
+        argv = [self.python, "-m", "fabrictest.txrx.pairs", "--pairs", str(pairs),
                 "--limit", f"{self.pair_timeout:g}"]
-        if self.fault_pair is not None:
-            argv += ["--fault-pair", str(self.fault_pair)]
+        if self._fault_now is not None:
+            argv += ["--fault-pair", str(self._fault_now)]
         return argv + self.measurement.argv()[1:]
 
     def command_for(self, rnd: Round, half: int, by_rank: list[str]):
         """argv and environment of the step whose rank i runs on by_rank[i]."""
         inner = self.pairs_argv(len(by_rank) // 2)
         n = len(by_rank)
+        nodes = len(set(by_rank))  # n, or fewer in full duplex (2 ranks a node)
         if self.launcher == "slurm":
             minutes = max(1, math.ceil((self.pair_timeout + self.step_grace) / 60.0) + 1)
             tell = 'echo "fabric-sweep-rank $SLURM_PROCID $SLURMD_NODENAME"; exec "$@"'
             argv = [
-                self.srun, f"--nodes={n}", f"--ntasks={n}", "--ntasks-per-node=1",
+                self.srun, f"--nodes={nodes}", f"--ntasks={n}",
+                f"--ntasks-per-node={-(-n // nodes)}",
                 f"--nodelist={','.join(by_rank)}", "--distribution=arbitrary", "--exact",
                 "--overlap", f"--time={minutes}", "--kill-on-bad-exit=0",
                 f"--job-name=sweep-r{rnd.index}-{half + 1}", *self.srun_args,
@@ -105,6 +125,9 @@ class RoundStepRunner(CommandRunner):
             ["-disable-auto-cleanup"] if kind == "mpich" else [])
         if self.all_local:
             return mpilaunch.command(n, inner, extra=[*keep, *self.mpirun_args]), None
+        if nodes < n:
+            raise ValueError("duplex full with mpirun across hosts: ranks are placed in "
+                             "host-list order, one a host (cli.py refuses it)")
         hosts = [self.host_map.get(x, x) for x in by_rank]
         place = ["--map-by", "node"] if kind == "openmpi" else ["-ppn", "1"]
         return mpilaunch.command(n, inner, hosts=hosts,
@@ -116,9 +139,11 @@ class RoundStepRunner(CommandRunner):
             fh.write("\n".join(by_rank) + "\n")
         return path
 
-    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]], retry: bool = True):
+    def _step(self, rnd: Round, half: int, runs: list[tuple[str, str]], retry: bool = True,
+              fault: int | None = -1):
         """(status, figure, seconds, detail) of every run of one step, in order."""
         p = len(runs)
+        self._fault_now = self.fault_pair if fault == -1 else fault
         by_rank = [d for _, d in runs] + [s for s, _ in runs]
         argv, env = self.command_for(rnd, half, by_rank)
         status, rc, out, secs = self._execute(argv, env if env is not None else self.env,
@@ -130,12 +155,16 @@ class RoundStepRunner(CommandRunner):
         rows = [self._one(rnd, i, p, src, dst, status, rc, out, secs, where, texts.get(i))
                 for i, (src, dst) in enumerate(runs)]
         # Slurm aborts a whole step when one node cannot start its rank (its link down): the
-        # pairs whose both ranks started and said nothing are run again once, without it
+        # pairs whose both ranks started and said nothing are run again once, without it.
+        # MPICH's Hydra ends every rank once one is killed by a signal (txrx.pairs): a step
+        # that failed with some pairs' output and none from others runs those again once
         unstarted = [i for i in range(p) if where and (i not in where or p + i not in where)]
         again = [i for i in range(p) if i not in texts and i not in unstarted]
-        if retry and unstarted and again and status != INTERRUPTED:
-            for i, row in zip(again, self._step(rnd, half, [runs[i] for i in again], False),
-                              strict=True):
+        torn = status == FAILED and bool(texts) and not unstarted
+        if retry and (unstarted or torn) and again and status != INTERRUPTED:
+            moved = again.index(self._fault_now) if self._fault_now in again else None
+            for i, row in zip(again, self._step(rnd, half, [runs[i] for i in again], False,
+                                                moved), strict=True):
                 rows[i] = row
         for i in unstarted:
             if i not in texts and rows[i][0] == FAILED:
@@ -190,8 +219,7 @@ class RoundStepRunner(CommandRunner):
         # the step waits in a worker thread: Ctrl-C reaches this one, which ends the job
         pool = ThreadPoolExecutor(max_workers=1)
         try:
-            for half in (0, 1):
-                runs = [lane[half] for lane in lanes]
+            for half, runs in enumerate(self.steps_of(lanes)):
                 got = pool.submit(self._step, rnd, half, runs).result()
                 for (s, d), (st, v, secs, det) in zip(runs, got, strict=True):
                     rows.append((index[s], index[d], st, v, secs, det))
@@ -202,16 +230,33 @@ class RoundStepRunner(CommandRunner):
             for proc in procs:
                 _kill_group(proc, grace=2.0)
             pool.shutdown(wait=True, cancel_futures=True)
-            flat = [lane[half] for half in (0, 1) for lane in lanes]
+            flat = [run for runs in self.steps_of(lanes) for run in runs]
             rows += [(index[s], index[d], INTERRUPTED, None, 0.0, "interrupted")
                      for s, d in flat[len(rows):]]
-            raise RoundInterrupted(RoundRuns.from_lists(self._lane_order(rows, len(lanes)))
+            raise RoundInterrupted(RoundRuns.from_lists(self._lane_order(rows, lanes))
                                    ) from None
         finally:
             pool.shutdown(wait=True)
-        return RoundRuns.from_lists(self._lane_order(rows, len(lanes)))
+        return RoundRuns.from_lists(self._lane_order(rows, lanes))
 
-    @staticmethod
-    def _lane_order(rows: list, n: int) -> list:
-        """Rows of step 1 then step 2 -> the per-run runner's order: lane by lane."""
-        return [rows[half * n + i] for i in range(n) for half in (0, 1)]
+    def steps_of(self, lanes: list) -> list[list[tuple[str, str]]]:
+        """The runs of each step of a round: every lane's first run, then its second; in full
+        duplex the reverse runs with the first ones, the others (another partner) after."""
+        first = [lane[0] for lane in lanes]
+        if self.duplex == "full":
+            both = [lane[1] for lane in lanes if lane[1] == lane[0][::-1]]
+            rest = [lane[1] for lane in lanes if lane[1] != lane[0][::-1]]
+            return [first + both, rest] if rest else [first + both]
+        return [first, [lane[1] for lane in lanes]]
+
+    def _lane_order(self, rows: list, lanes: list) -> list:
+        """Rows in the order of steps_of -> the per-run runner's order: lane by lane."""
+        order = [run for runs in self.steps_of(lanes) for run in runs]
+        at: dict[tuple[str, str], list[int]] = {}
+        for k, run in enumerate(order):
+            at.setdefault(run, []).append(k)
+        out = []
+        for lane in lanes:
+            for run in lane:
+                out.append(rows[at[run].pop(0)])
+        return out

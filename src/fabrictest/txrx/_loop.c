@@ -13,7 +13,10 @@
  * keep running; the GIL is released while waiting.
  *
  * Built with the MPI compiler wrapper (setup.py); the MPI must be the one mpi4py runs on
- * (txrx compares library_version() with mpi4py's before using it).
+ * (txrx compares library_version(), the library linked, and header_mpi(), the mpi.h compiled
+ * against, with mpi4py's before using it: one MPI's headers linked to another's library, as a
+ * wrapper whose -L path falls behind the system's gives, hands the library handles of the
+ * wrong ABI, a crash in the first MPI_Send_init).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -21,6 +24,16 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#if defined(OMPI_MAJOR_VERSION)
+#define HEADER_MPI "Open MPI " STR(OMPI_MAJOR_VERSION) "." STR(OMPI_MINOR_VERSION)
+#elif defined(MPICH_VERSION) /* MPICH and its derivatives (Cray MPICH, Intel MPI, MVAPICH) */
+#define HEADER_MPI "MPICH " MPICH_VERSION
+#else
+#define HEADER_MPI "unknown"
+#endif
 
 /* turns of a spin between two looks at the clock */
 #define SPINS_PER_CLOCK 64
@@ -358,6 +371,13 @@ static PyObject *library_version(PyObject *self, PyObject *unused)
     return PyUnicode_FromStringAndSize(text, len);
 }
 
+static PyObject *header_mpi(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_FromString(HEADER_MPI);
+}
+
 static PyMethodDef methods[] = {
     {"wait_any", wait_any, METH_VARARGS,
      "wait_any([(ring, first, n), ...], seconds) -> index of a completed block, or -1"},
@@ -365,7 +385,9 @@ static PyMethodDef methods[] = {
      "scan(address, stride, n, after, limit) -> (first, last, gaps) or None"},
     {"corrupt", corrupt, METH_VARARGS, "corrupt(address, msg_size, n, mode) -> count"},
     {"library_version", library_version, METH_NOARGS,
-     "MPI_Get_library_version() of the MPI this module was built with"},
+     "MPI_Get_library_version() of the MPI library this module is linked to"},
+    {"header_mpi", header_mpi, METH_NOARGS,
+     "the MPI whose mpi.h this module was compiled with: 'Open MPI M.m', 'MPICH V' or 'unknown'"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -27,6 +27,8 @@ def trigger(spec: FaultSpec | None, rank: int, count: int, timeout: float) -> No
         return
     if spec.kind == "die":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif spec.kind == "freeze":
+        os.kill(os.getpid(), signal.SIGSTOP)
     elif spec.kind == "stall":
         time.sleep(3 * timeout + 5)  # the receiver's deadline fires first and aborts the job
         raise Fault(f"rank {rank} stalled by --fault and was not stopped by its receiver")

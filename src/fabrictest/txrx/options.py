@@ -25,7 +25,7 @@ METHODS = ("rdma", "mpi")
 TESTS = ("throughput", "ones", "increment")
 BUFFERS = ("host", "cuda")
 TRANSPORTS = ("uc", "rc")
-FAULT_KINDS = ("stop", "stall", "die", "corrupt")
+FAULT_KINDS = ("stop", "stall", "die", "freeze", "corrupt")
 
 # What shapes a figure unless asked otherwise (the SEREN tx/rx notes' values): the message
 # size, the ring's blocks and messages per block, the messages per stream. Written here only:
@@ -57,6 +57,8 @@ class FaultSpec:
     stop:  transmitter RANK sends only sequence numbers < N but reports the full count (tail loss)
     stall: transmitter RANK stops after N messages and goes silent (its receiver's deadline fires)
     die:   RANK kills itself (SIGKILL) after N messages sent or received (a peer that dies)
+    freeze: RANK stops itself (SIGSTOP) after N messages: no thread of it runs, not even its
+           watchdog, until something outside ends it (a rank held by a debugger, a hung node)
     corrupt: transmitter RANK flips one payload byte of every message whose sequence number is
            a multiple of N (`--method mpi --test increment`)
     """

@@ -9,8 +9,16 @@ prefixed `fabric-sweep-pair I r|t: ` so that the caller reads each pair's output
 fault (a deadline, a dead peer) ends that rank's pair with txrx's one ERROR line and no MPI
 abort; a rank still busy after `--limit` seconds prints why and exits, and one done but held in
 MPI_Finalize by a dead rank of another pair exits then too: a hung or dead rank costs its own
-pair, never the job, and the job lasts at most `--limit` seconds after its ranks started. `--fault-pair I` applies txrx's hidden `--fault` to pair
-I only (tests).
+pair, never the job, and the job lasts at most `--limit` seconds after its ranks started.
+`--fault-pair I` applies txrx's hidden `--fault` to pair I only (tests).
+
+Under MPICH's Hydra (`mpiexec -disable-auto-cleanup`, docs/sweep.md) SIGUSR1 is Hydra's notice
+that a rank of the job ended (its default action ends the rank that gets it): ignored. A rank
+killed by a signal ends the job there all the same (every other rank is SIGKILLed, at the
+latest when the next one exits; MPICH's fault tolerance, MPIR_CVAR_ENABLE_FT=1, failed an
+assertion in MPI_Init of 5.0.2): the pairs already done keep their figures, the others have
+no output (the round runner measures them again once); a stalled or stopped rank costs its
+own pair only.
 """
 
 from __future__ import annotations
@@ -80,8 +88,22 @@ def _watchdog(pair: int, role: int, limit: float, done: threading.Event, code: l
     os._exit(code[0])
 
 
-def _measure(comm, opts, capture: io.StringIO) -> int:
+def _peer_failed(pair: int, role: int, err) -> str:
+    """The ERROR line of an MPI error on the pair's communicator (MPICH reports a dead peer at
+    once as an error in the request's status; Open MPI's ranks see its silence instead)."""
+    try:
+        what = err.Get_error_string()
+    except Exception:  # not an MPI.Exception after all
+        what = str(err)
+    peer = "transmitter" if ROLE[role] == "r" else "receiver"
+    return (f"MPI error with the {peer} of pair {pair} (it died, or its link failed): "
+            f"{type(err).__name__}: {what}")
+
+
+def _measure(comm, opts, capture: io.StringIO, pair: int = 0, role: int = 0) -> int:
     """txrx's run on the pair's communicator, its lines (and its one ERROR line) in capture."""
+    from mpi4py import MPI
+
     from fabrictest.txrx.run import run
 
     log = logging.getLogger(LOGGER)
@@ -96,6 +118,9 @@ def _measure(comm, opts, capture: io.StringIO) -> int:
         except TxrxError as err:
             log.error(str(err))
             return err.exit_code
+        except MPI.Exception as err:
+            log.error(_peer_failed(pair, role, err))
+            return EXIT_FAULT
         except Exception as err:  # one pair's failure, reported as its own
             log.error(f"internal error: {type(err).__name__}: {err}")
             return EXIT_FAULT
@@ -126,6 +151,7 @@ def main(argv=None) -> int:
     # watchdog thread): SIGALRM's default action terminates, no Python handler needed
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     signal.setitimer(signal.ITIMER_REAL, ns.limit + HARD_GRACE)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # Hydra's notice that a rank ended (above)
     done, code = threading.Event(), [EXIT_FAULT]
     threading.Thread(target=_watchdog, args=(pair, role, ns.limit, done, code),
                      daemon=True).start()
@@ -133,7 +159,7 @@ def main(argv=None) -> int:
     comm = world.Create_group(group, tag=1)
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     capture = io.StringIO()
-    code[0] = _measure(comm, opts, capture)
+    code[0] = _measure(comm, opts, capture, pair, role)
     _say(pair, role, capture.getvalue())
     done.set()
     return code[0]

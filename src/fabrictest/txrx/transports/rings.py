@@ -10,7 +10,8 @@ its payloads (`--test ones|increment`).
 The compiled implementation (`fabrictest.txrx._loop`, C, built with the MPI compiler wrapper)
 spins inside MPI_Testall in C, where the MPI library makes progress and does its copies; the
 mpi4py one spins in Python. Which one runs: the compiled one when it imports and was built
-against the MPI library mpi4py runs on (`FABRICTEST_TXRX_LOOP=python` asks for the mpi4py one,
+against the MPI library mpi4py runs on (linked to it, and compiled with an mpi.h of the same
+handle ABI) (`FABRICTEST_TXRX_LOOP=python` asks for the mpi4py one,
 for comparison and tests), always the mpi4py one with `--buffer cuda` (headers in device
 memory are read through CuPy). docs/txrx.md says why (measured in bench/bench_txrx.py).
 """
@@ -44,7 +45,24 @@ def choose(MPI, buffer: str) -> tuple[str, str]:
     if built.splitlines()[:1] != running.splitlines()[:1]:
         return "python", (f"the compiled loop was built against {built.splitlines()[0]!r} but "
                           f"mpi4py runs {running.splitlines()[0]!r}")
+    header = _loop.header_mpi() if hasattr(_loop, "header_mpi") else "unknown"
+    if header_abi(header) != library_abi(running):
+        return "python", (f"the compiled loop was compiled with the mpi.h of {header} but is "
+                          f"linked to {running.splitlines()[0]!r} (rebuild it with that MPI's "
+                          "mpicc: MPICC=... pip install -e .)")
     return "compiled", "fabrictest.txrx._loop"
+
+
+def header_abi(header: str) -> str | None:
+    """The handle ABI of the mpi.h the compiled loop was built with (None: not known)."""
+    family = header.split(" ", 1)[0]
+    return {"Open": "openmpi", "MPICH": "mpich"}.get(family)
+
+
+def library_abi(version: str) -> str:
+    """The handle ABI of a running MPI library, from MPI_Get_library_version(): Open MPI's
+    (handles are pointers) or the MPICH family's (integers: MPICH, Cray MPICH, Intel MPI)."""
+    return "openmpi" if version.lstrip().startswith("Open MPI") else "mpich"
 
 
 def address(array) -> int:
