@@ -48,8 +48,8 @@ RUN_REPS, FAULTY_REPS = 5, 3
 #: doubled 1.4-2.0x on either side of 1.5x (docs/c-programs.md)
 WITHIN_REPS = 15
 #: trials of each all-to-many check per CI run (healthy and faulty each); the 10 of 10 in
-#: docs/c-programs.md are FABRICTEST_VCLUSTER_TRIALS=10 (CI's 30 minutes hold 5)
-TRIALS = int(os.environ.get("FABRICTEST_VCLUSTER_TRIALS", "5"))
+#: docs/c-programs.md are FABRICTEST_VCLUSTER_TRIALS=10 (CI's 30 minutes hold 3: 5 took 91 s)
+TRIALS = int(os.environ.get("FABRICTEST_VCLUSTER_TRIALS", "3"))
 
 
 def txrx(scenario: str, span: str) -> str:
@@ -192,7 +192,9 @@ def test_multinode_suite_passes(cluster):
 
 
 def test_degraded_link_fails_exactly_the_tests_that_cross_it(cluster):
-    vcluster(cluster.state, "degrade", "node03", "50mbit")
+    # half the link's rate: every crossing figure's band (-5 % tx/rx, -10 %/-12 % bisection)
+    # is left by far, and the jobs on node03 take half as long as at 50mbit (103 s in all)
+    vcluster(cluster.state, "degrade", "node03", "100mbit")
     try:
         assert "node03" in vcluster(cluster.state, "status").stdout.split("degraded")[0]
         # one at a time: Slurm then gives each job the lowest free nodes, so some avoid node03
