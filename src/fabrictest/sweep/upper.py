@@ -145,6 +145,8 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
             high |= both[pair_of]
     # many runs a little above, where no one run is far enough: a level of their own
     excess, p_excess = _tail_excess(y, c0, sigma)
+    if high.sum() >= 2:  # runs far above already: the level is theirs, as before
+        excess[:] = False
     excess &= ~high
     if excess.any():
         gap = min(gap, max(2.0 * sigma, cut / 2))
