@@ -62,3 +62,49 @@ def test_half_of_four_slow_is_named_cluster_wide():
 
     assert named(0.5) == list(range(10))
     assert len(named(0.7)) >= 6
+
+
+def _half(n: int, factor: float, seed: int) -> dict:
+    """Half of n slow as the grid draws them: both ways, both, sending only, receiving
+    only, in turn, on nodes chosen by the seed."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    bad = rng.choice(n, size=n // 2, replace=False).tolist()
+    kinds = ((factor, factor), (factor, factor), (factor, 1.0), (1.0, factor))
+    return {f"node{b + 1:02d}": kinds[i % 4] for i, b in enumerate(bad)}
+
+
+def test_half_of_64_at_0_7x_is_not_passed_at_sigma_0_1():
+    """Half of 64 nodes at 0.7x, sigma 0.1: before, `suspects: none` (exit 0) in 9 of 10
+    seeds: the runs of both levels pooled into one spread (0.27 for a true 0.1) hid the
+    healthy level within the median's noise. Now the spread of a pair's two directions, the
+    runs' excess above the median's level (more above its 2 spreads than the 2 % noise puts
+    there) and the upper tail longer than the lower (more screening matchings, then the
+    excess) find it: 1 of 10 (the grid's cell, bench_sweep_grid.py)."""
+    passed = [s for s in range(10) if sweep(64, _half(64, 0.7, s), 0.1, s).verdict.healthy]
+    assert len(passed) <= 1, passed
+
+
+def test_three_of_four_slow_is_named_after_the_one_fast_pair_again():
+    """4 nodes, all but node04 slow at 0.5x (node03 sending only), sigma 0.05: the only
+    healthy run is node04->node03, one run far above eleven. Before, `suspects: none` (exit
+    0) in 10 of 10 seeds; now that pair is measured again and, above again, is the level:
+    `cluster-wide` with the slow nodes named, in 10 of 10."""
+    slow = {"node01": (0.5, 0.5), "node02": (0.5, 0.5), "node03": (0.5, 1.0)}
+    for seed in range(10):
+        res = sweep(4, slow, 0.05, seed)
+        assert not res.verdict.healthy, seed
+        assert res.verdict.lines()[0].startswith("cluster-wide:"), res.verdict.lines()
+        assert any("that pair again" in r.reason for r in res.rounds), seed
+        assert {"node01", "node02"} <= set(res.suspects), (seed, res.suspects)
+
+
+@pytest.mark.parametrize("n", [3, 4, 8, 16, 64])
+def test_a_healthy_cluster_still_exits_0(n):
+    """The upper level's new evidence (a pair's directions, the excess above, the repeated
+    pair) costs a healthy cluster nothing: `suspects: none` in 10 of 10 seeds at sigma 0.05
+    and 0.1 (the grid's `none` rows)."""
+    for sigma in (0.05, 0.1):
+        not0 = [s for s in range(10) if not sweep(n, {}, sigma, s).verdict.healthy]
+        assert not0 == [], (sigma, not0)

@@ -144,15 +144,26 @@ def test_one_pair_far_above_every_other_run_is_the_healthy_level(capsys):
     assert [ln.split()[1] for ln in lines[1:]] == ["node01", "node02"], lines
 
 
-def test_one_run_far_above_every_other_run_is_not_a_level():
-    # one direction of one pair only (node01 sends slow, node02-node04 receive slow): a single
-    # run is no level to stand on
+def test_one_run_far_above_every_other_run_is_measured_again_before_it_is_a_level():
+    # one direction of one pair only is healthy (node01 sends slow, node02 receives slow,
+    # node03-node04 slow both ways): a single run is no level to stand on, so that pair is
+    # measured again; above again, it is the level (a node cannot beat its healthy link).
+    # Before, the single run was set aside and the sweep said `suspects: none` (exit 0)
+    # with every node slow in some direction.
     nodes = ["node01", "node02", "node03", "node04"]
     slow = {"node01": (0.3, 1.0), "node02": (1.0, 0.3), "node03": 0.3, "node04": 0.3}
     for seed in range(5):
         res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, slow=slow, seed=seed),
                         seed=seed)
-        assert res.level.upper is None or not res.level.upper.adopted, seed
+        again = [r for r in res.rounds if "that pair again" in r.reason]
+        assert len(again) == 1 and sorted(again[0].pairs[0]) == ["node01", "node02"], seed
+        assert res.level.upper.adopted and not res.verdict.healthy, seed
+        lines = res.verdict.lines()
+        assert lines[0].startswith("cluster-wide: most runs are at about 0.3"), lines
+        assert {"node03", "node04"} <= set(res.suspects), lines
+        # their only partners were slow: said, never cleared
+        assert {("node01", "send"), ("node02", "receive")} <= {
+            (node, side) for node, side, _why in res.verdict.undecided}, lines
 
 
 def test_a_healthy_cluster_has_no_upper_level():
@@ -307,10 +318,14 @@ def test_every_pair_across_a_slow_uplink_is_not_healthy(allocation, capsys, monk
     rc, lines, data = slurm_sweep(capsys, allocation, "0.035", "--no-topology")
     assert rc == 1 and lines[0].startswith("below reference: cluster level 0.035 Gbps is 82% "
                                            "below the expected 0.19 Gbps (fake.yaml TxRxTest"), lines
-    # told to use neither: the blind spot, said to be unjudged
+    # told to use neither: the level is unjudged, but the runs inside the switches stand 5x
+    # above the crossing ones, more than noise puts there: undecidable (exit 3), no longer
+    # `suspects: none` (exit 0)
     rc, lines, data = slurm_sweep(capsys, allocation, "0.035", "--no-topology",
                                   "--no-reference")
-    assert (rc, lines) == (0, ["suspects: none"])
+    assert rc == 3 and len(lines) == 1, lines
+    assert lines[0].startswith("undecidable: 4 runs sit at about 0.190 Gbps, 5.43x the level "
+                               "0.0350 Gbps of the rest"), lines
     assert data["level_unjudged"] == "--no-reference" and data["expected"] is None
 
 

@@ -34,6 +34,16 @@ def level_notes(level: Level, unit: str, expected: Expectation | None) -> list[s
                 "more likely than each node alone)"]
     if expected is not None:  # the reference says whether the others are slow
         return []
+    if up.suggested and not up.firm:  # enough to measure more, not to doubt the verdict
+        return []
+    if up.suggested:
+        return [f"{UNDECIDABLE} {up.runs} runs sit at about {fmt(up.center)} {unit}, "
+                f"{1 / ratio:.2f}x the level {fmt(up.below)} {unit} of the rest: more than "
+                "one level's noise puts there, but on no group of nodes of their own (too "
+                "few runs, or every node reaches them with some partner), so which level is "
+                "the healthy one cannot be told: a slow majority, a slow path between groups "
+                "of nodes, or noise (give --expect or --expect-from, --topology, or more "
+                "--max-rounds)"]
     pair = "–".join(up.nodes[:2])
     return [f"{UNDECIDABLE} {pair} run at {fmt(up.center)} {unit} with each other, "
             f"{1 / ratio:.2f}x the {fmt(up.below)} {unit} of the other runs: one pair cannot "

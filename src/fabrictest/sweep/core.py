@@ -252,6 +252,8 @@ def run_sweep(
     rng = np.random.default_rng(None if seed is None else seed + 7919)
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
+    repeated = False  # the one pair far above measured again
+    seen: Level | None = None  # the level of the last look (a slow link's runs left out)
     regions = None  # with slow uplinks: per node, which side of them it is on
     reports: list = []  # the links' reports of the last look
     inside_at = None  # the round inside the switches ran in (once, right after screening)
@@ -270,20 +272,38 @@ def run_sweep(
             elif inside is not None:
                 rnd = inside
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
-            elif reserve and level is not None and level.in_doubt:
+            elif reserve and seen is not None and seen.in_doubt:
                 rnd = reserve.pop(0)
                 rnd.index, rnd.reason = r, (
-                    f"{'–'.join(level.upper.nodes[:2])} run at "
-                    f"{level.upper.center / level.upper.below:.2f}x every other run with each "
+                    f"{seen.upper.runs} runs at about "
+                    f"{seen.upper.center / seen.upper.below:.2f}x the level, more than "
+                    "noise puts there: one more screening matching, to tell a slow majority "
+                    "from noise") if seen.upper.suggested else (
+                    f"{'–'.join(seen.upper.nodes[:2])} run at "
+                    f"{seen.upper.center / seen.upper.below:.2f}x every other run with each "
                     "other: one more screening matching, to tell a slow majority from two "
                     "fast nodes")
                 say(f"round {r} (screen, {len(rnd)} pairs): {rnd.reason}")
                 # weighed again with it, from scratch: what was cleared against the old level
                 # is not cleared against the new one
-                level, ev = None, None
+                level, ev, seen = None, None, None
             elif len(nodes) == 2:  # one pair: measuring it again cannot tell which node
                 stop = "2 nodes: one pair, measured both ways (more rounds cannot tell which)"
                 break
+            elif seen is not None and seen.in_doubt and seen.upper.runs == 1 and \
+                    not seen.upper.suggested and \
+                    not repeated:
+                # one run far above the rest and no matching left: that pair again, both
+                # ways (4 nodes, 3 slow: the healthy node's run to the one slow only
+                # sending is the only healthy run; a second says which)
+                repeated = True
+                i, j = (nodes.index(x) for x in seen.upper.nodes[:2])
+                rnd = Round(r, "screen", np.array([i]), np.array([j]), nodes, reason=(
+                    f"{'–'.join(seen.upper.nodes[:2])} ran once at "
+                    f"{seen.upper.center / seen.upper.below:.2f}x every other run: that "
+                    "pair again, to tell the healthy level from a lucky run"))
+                say(f"round {r} (screen, 1 pair): {rnd.reason}")
+                level, ev, seen = None, None, None
             else:
                 rnd, stop = _next_round(r, nodes, table, ev, rng, regions)
                 if rnd is None:
@@ -304,7 +324,7 @@ def run_sweep(
             if r + 1 >= len(plan):
                 level = level or estimate_level(table, params, expect, budget=max_rounds,
                                                 looks=max_rounds - len(plan) + 1)
-                _used, _lv, ev, reports, _lines = _look(
+                _used, seen, ev, reports, _lines = _look(
                     table, level, params, topology, False, None if ev is None else ev.state,
                     expect, max_rounds, max_rounds - len(plan) + 1)
                 regions = uplink_regions(topology, nodes, reports)

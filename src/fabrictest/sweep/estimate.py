@@ -123,7 +123,7 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
     np.maximum.at(best, ds[ok], x[ok])
     np.maximum.at(best, dr[ok], x[ok])
     shown_ok = best > level.cut + params.z_shown * level.sigma
-    if level.upper is not None and level.upper.adopted:
+    if level.upper is not None and level.upper.adopted and level.upper.reach is not None:
         # the level stands on the runs of the sides that reach it: each of them has shown it
         # (on a small cluster the spread's upper bound alone would not let them show it)
         shown_ok |= best >= level.upper.reach

@@ -37,6 +37,7 @@ import numpy as np
 from ..robust import MAD_TO_SIGMA
 from .params import VerdictParams
 from .runs import OK, RunTable
+from .upper import UpperMode, pair_spread, upper_bound, upper_mode
 
 _NORMAL = NormalDist()
 #: runs a level above the median's must stand on: both directions of one pair are enough (a
@@ -55,8 +56,15 @@ class UpperLevel:
     pairs: int
     nodes: list[str]
     adopted: bool
-    #: log ratio to `center` a side's best run reaches when it reaches the level
-    reach: float = 0.0
+    #: log ratio to `center` a side's best run reaches when it reaches the level; None when
+    #: the level was found from many runs a little above it (the tail's excess): there a slow
+    #: side's best of 8 runs reaches half the gap in 4 % of sides (1,024 nodes, all but 3 at
+    #: 0.7x: 28 healthy sides named beside them), so reaching it shows nothing
+    reach: float | None = 0.0
+    #: runs above it more than one level's noise puts there, too few to stand on
+    suggested: bool = False
+    #: the suggestion holds at the level that ends a sweep `undecidable` (else more screening)
+    firm: bool = True
 
 
 @dataclass
@@ -153,23 +161,6 @@ def _pooled_residuals(y: np.ndarray, ds, dr, out: np.ndarray, mean: np.ndarray,
     return res[keep]
 
 
-@dataclass
-class UpperMode:
-    """A level above the one most runs sit at, reached by a group of nodes with each other.
-
-    A slow side only pulls runs down, so runs well above the cluster's median are evidence of
-    the healthy level and not noise when they come from several pairs: with half the cluster
-    slow, the median is the slow nodes' figure and the healthy half's runs with each other
-    are the only healthy ones (8 of 16 nodes at 0.3x: `suspects: none` against the median)."""
-
-    center: float  # log level of the runs among the nodes that reach it
-    below: float  # log level most runs sit at (the median's)
-    runs: int  # runs the upper level stands on
-    pairs: int  # distinct node pairs among them
-    nodes: list[int]  # nodes with a side that reaches it
-    threshold: float  # log gap a run needed to count as above the median's level
-
-
 def _iterate(y, ds, dr, n2, params, c, fixed, cap_share):
     """Leave out the clearly slow sides, take the level of the rest (unless `fixed`) and the
     pooled spread, until the left-out sides no longer change."""
@@ -207,79 +198,6 @@ def _iterate(y, ds, dr, n2, params, c, fixed, cap_share):
     return c, sigma or 0.0, int(clean.sum()), int(out.sum()), int(res.size)
 
 
-def upper_bound(sigma: float, runs: int, params: VerdictParams) -> float:
-    """The spread at its upper bound (2 standard errors of a MAD-based sigma, 1.17 sigma /
-    sqrt(n)), floored: a small cluster's lucky low spread names nobody."""
-    return max(sigma, params.sigma_floor) * (1.0 + 2.33 / math.sqrt(max(runs, 1)))
-
-
-def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: float,
-               sigma: float, params: VerdictParams) -> UpperMode | None:
-    """The level a group of nodes reaches with each other well above `c0`, or None.
-
-    A run counts as above when it is over `c0` by more than the cut (`min_drop`) and by more
-    than the largest of the runs' noise (the z that one run in a hundred sweeps exceeds,
-    Bonferroni over the runs): on a healthy cluster no run is. A side reaches the upper level
-    when its best run is within half that gap of it; the level is the median of the runs
-    between sides that reach it, until it settles."""
-    if y.size < 2:
-        return None
-    z_hi = -_NORMAL.inv_cdf(0.01 / y.size)
-    cut = -math.log(1.0 - params.min_drop)
-    gap = max(cut, z_hi * sigma)
-    high = y > c0 + gap
-    # both directions of one pair above: noise puts both there with the square of one run's
-    # chance, so a pair's lower run needs only the z that one pair in a hundred sweeps
-    # exceeds (4 nodes, half at 0.7x: 1.43x above the median, under the one-run gap of 1.7x)
-    lo_pair, pair_of = _pair_lows(y, src, dst, n)
-    if lo_pair.size:
-        z_pair = -_NORMAL.inv_cdf(math.sqrt(0.01 / lo_pair.size))
-        gap_pair = max(cut, z_pair * sigma)
-        both = lo_pair > c0 + gap_pair
-        if both.any():
-            gap = min(gap, gap_pair)
-            high |= both[pair_of]
-    if high.sum() < 2:
-        return None
-    n2 = 2 * n
-    ds, dr = 2 * src, 2 * dst + 1
-    best = np.full(n2, -np.inf)
-    np.maximum.at(best, ds, y)
-    np.maximum.at(best, dr, y)
-    c = float(np.median(y[high]))
-    sup = high
-    for _ in range(8):
-        reach = best >= c - gap / 2
-        sup = reach[ds] & reach[dr]
-        if not sup.any():
-            return None
-        c_new = float(np.median(y[sup]))
-        if c_new == c:
-            break
-        c = c_new
-    if c - c0 <= gap:
-        return None
-    a, b = np.minimum(src[sup], dst[sup]), np.maximum(src[sup], dst[sup])
-    pairs = int(np.unique(a * n + b).size)
-    nodes = np.unique(np.concatenate([src[sup], dst[sup]])).tolist()
-    return UpperMode(center=c, below=c0, runs=int(sup.sum()), pairs=pairs, nodes=nodes,
-                     threshold=gap)
-
-
-def _pair_lows(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Per unordered pair measured both ways, the lower of its two directions' best runs
-    (-inf for a pair measured one way only), and each run's pair index."""
-    a, b = np.minimum(src, dst), np.maximum(src, dst)
-    keys, pair_of = np.unique(a * n + b, return_inverse=True)
-    fwd = src < dst
-    best_f = np.full(keys.size, -np.inf)
-    best_b = np.full(keys.size, -np.inf)
-    np.maximum.at(best_f, pair_of[fwd], y[fwd])
-    np.maximum.at(best_b, pair_of[~fwd], y[~fwd])
-    return np.minimum(best_f, best_b), pair_of
-
-
 @dataclass
 class LevelFit:
     center: float  # log
@@ -306,11 +224,13 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
     fit = LevelFit(*_iterate(y, ds, dr, n2, params, c, bool(expect), params.max_left_out))
     if expect:
         return fit
-    up = upper_mode(y, src, dst, n, fit.center, upper_bound(fit.sigma, fit.spread_runs, params),
-                    params)
+    spread = upper_bound(fit.sigma, fit.spread_runs, params)
+    by_pairs = pair_spread(y, src, dst, n, params)
+    spread = spread if by_pairs is None else min(spread, by_pairs)
+    up = upper_mode(y, src, dst, n, fit.center, spread, params, point_sigma=fit.sigma)
     if up is None:
         return fit
-    if up.runs < MIN_UPPER_RUNS:  # one run: noise, or a slow majority?
+    if up.runs < MIN_UPPER_RUNS or up.suggested:  # noise, or a slow majority?
         fit.upper = up
         return fit
     # the level stands on the runs that reach it: every other side may be left out
@@ -354,4 +274,5 @@ def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
                      center=math.exp(upper.center), below=math.exp(upper.below),
                      runs=upper.runs, pairs=upper.pairs,
                      nodes=[names[i] for i in upper.nodes], adopted=fit.adopted,
-                     reach=-upper.threshold / 2))
+                     reach=None if upper.wide else -upper.threshold / 2,
+                     suggested=upper.suggested, firm=upper.firm))
