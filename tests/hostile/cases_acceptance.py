@@ -112,7 +112,7 @@ PAGE.mkdir()
 OUT = ["-o", str(D / "page")]
 A = [R, "acceptance"]
 cmd("acceptance healthy run: ACCEPTED", [*A, "--report", GOOD, *OUT], 0,
-    r"^ACCEPTED: stage 1 2 nodes, 2 checks: every check passed; stage 2 1 figures",
+    r"^ACCEPTED: stage 1 2 nodes, 2 checks: every check passed; stage 2 1 figure against its reference in 1 node set:",
     stream="out", why=WHY)
 cmd("acceptance no source", [*A, *OUT], 2, r"^fabric-report: nothing to judge: give the run",
     why=WHY)

@@ -31,6 +31,8 @@ def test_a_scaled_run_names_its_three_faults_at_the_top(tmp_path, monkeypatch):
     assert f"{bad['bad_mac']} (stage 1" in head and f"{bad['slow']} (stage 2" in head, head
     assert f"link {bad['flapping']} eth0, hsn0 (stage 3" in head, head
     assert "1 failure (" in out  # the double flap on eth0 and its macvlan: once
+    # counted nouns as a person reads them: one failed node, one failed case
+    assert f"1 node failed ({bad['bad_mac']})" in out and "; 1 test case failed" in out, out
     page = (tmp_path / "page" / "index.html").read_text()
     first_fail, failures, rows = (page.find('class="fail"'), page.find('id="failures"'),
                                   page.find('id="rows"'))

@@ -26,6 +26,7 @@ from fabrictest.parsers.health import CheckResult, HealthReport, missing, parse_
 from fabrictest.report.acceptance.cases import label, read_output
 from fabrictest.report.acceptance.evidence import missing_checks
 from fabrictest.report.acceptance.verdict import Finding, Stage, status_of
+from fabrictest.report.records.words import counted
 
 _FOUND_EXPECTED = re.compile(r"^(?:found )?(?P<found>.*?),? expected (?P<expected>.+)$")
 _PAREN = re.compile(r"^(?P<found>.*?) \(expected (?P<expected>[^)]*)\)$")
@@ -188,8 +189,8 @@ def stage1(cases: list[dict], files: list[tuple[str, HealthReport]],
         if gaps:
             summary = "no pre-flight result could be read"
     else:
-        summary = (f"{len(nodes)} nodes, {len(rows)} checks: "
-                   + (f"{len(failed_nodes)} nodes failed ({', '.join(failed_nodes)})"
+        summary = (f"{counted(len(nodes), 'node')}, {counted(len(rows), 'check')}: "
+                   + (f"{counted(len(failed_nodes), 'node')} failed ({', '.join(failed_nodes)})"
                       if failed_nodes else "every check passed"))
     st = Stage(1, status_of(len(rows) + len(findings), findings, gaps), summary, findings,
                gaps, {"sources": sources, "rows": [asdict(r) for r in rows]})

@@ -296,11 +296,12 @@ def stage2(records: Sequence[PerfRecord], testcases: list[dict], topo: Topology 
     loose_text = (f"; {counted(loose, 'figure')} with bands that judge nothing (not judged)" if loose
                   else "")
     if judged:
-        summary = (f"{len(judging)} figures against their references in "
-                   f"{len({r['set'] for r in judging})} node sets: "
+        summary = (f"{counted(len(judging), 'figure')} against "
+                   f"{'its reference' if len(judging) == 1 else 'their references'} in "
+                   f"{counted(len({r['set'] for r in judging}), 'node set')}: "
                    + (f"{n_fail} outside their band" if n_fail else "all within their band")
                    + loose_text
-                   + (f"; {len(failed)} test cases failed" if failed else "")
+                   + (f"; {counted(len(failed), 'test case')} failed" if failed else "")
                    + (f"; {counted(len(sweeps), 'sweep')}" if sweeps else ""))
     elif rows or informational:  # a stage whose only figures judge nothing cannot pass
         parts = ([f"{len(informational)} informational (no reference by design)"]
