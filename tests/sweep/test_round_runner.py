@@ -30,6 +30,13 @@ def lines(rate):
         "message received is 500", "message total is 500", "message loss rate is 0.0")]
     return out, ["INFO:__main__:Rank 0 transmitter elapsed time is 1.0 seconds",
                  f"INFO:__main__:Rank 0 transmitter data rate is {rate} Gbps"]
+
+def every_pair_says(by_rank):  # each pair's lines, as txrx.pairs prints a whole step
+    p = len(by_rank) // 2
+    for i in range(p):
+        rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
+        print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
+                        + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
 """
 
 # one run: what the per-run runner launches
@@ -183,16 +190,12 @@ def test_a_pair_on_the_wrong_nodes_is_not_counted():
 ABORTS = RATE + r"""
 import sys
 by_rank = sys.argv[1:]
-p = len(by_rank) // 2
 for r, node in enumerate(by_rank):
     if node != "down":
         print(f"fabric-sweep-rank {r} {node}")
 if "down" in by_rank:  # srun aborts the whole step: no pair says anything
     sys.exit(233)
-for i in range(p):
-    rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
-    print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
-                    + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
+every_pair_says(by_rank)
 """
 
 
@@ -216,10 +219,7 @@ for i in range(p):
         print(f"fabric-sweep-pair {i} r: ERROR:__main__:MPI error with the transmitter of pair {i}")
 if any("dead" in x for x in by_rank):  # MPICH's Hydra: one rank killed, every rank ended
     sys.exit(9)
-for i in range(p):
-    rx, tx = lines(rate(by_rank[p + i], by_rank[i]))
-    print("\n".join([f"fabric-sweep-pair {i} r: {x}" for x in rx]
-                    + [f"fabric-sweep-pair {i} t: {x}" for x in tx]))
+every_pair_says(by_rank)
 """
 
 
