@@ -81,6 +81,49 @@ def _connected(pids) -> bool:
     return True
 
 
+#: how long mpirun may stay once every rank has ended: Open MPI 4.1.4's mpirun (Debian 12, PMIx
+#: 4.2) deadlocks now and then in PMIx_server_finalize when ranks die inside MPI_Init's fence
+#: (about 1 job in 10 of the `start` cases; its ranks all gone, its main thread waiting on a
+#: progress thread that waits on a lock); docs/c-programs.md says what a job does then
+MPIRUN_GRACE_S = 5.0
+
+
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fp:
+            return fp.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def _wait_for_the_job(proc, pids, stopped: float) -> tuple[int | None, str, float | None]:
+    """(exit status, stderr, seconds from the stop to the end of the job); None seconds for a
+    job whose ranks did not all end within BOUND_S. The end is mpirun's; or, where mpirun hangs in its own
+    finalize with every rank already gone, the ranks' (mpirun is then killed: its hang is
+    Open MPI's, not the program's; the status is then the one mpirun printed for the rank
+    that ended the job, "Exit code: 5", or None)."""
+    pids = list(pids)
+    err = b""
+    ranks_gone: float | None = None
+    while True:
+        try:
+            err = proc.communicate(timeout=0.5)[1]  # all of it, earlier tries' too
+            return proc.returncode, err.decode(errors="replace"), time.monotonic() - stopped
+        except subprocess.TimeoutExpired as timeout:
+            err = timeout.stderr or err  # communicate() keeps what it read so far
+        now = time.monotonic()
+        if ranks_gone is None and all(_ended(pid) for pid in pids):
+            ranks_gone = now
+        if ranks_gone is not None and now - ranks_gone > MPIRUN_GRACE_S:
+            proc.kill()
+            text = proc.communicate()[1].decode(errors="replace")
+            print(f"\n(mpirun stayed {MPIRUN_GRACE_S:.0f} s after its ranks ended: killed)")
+            status = re.search(r"Exit code:\s+(\d+)", text)
+            return (int(status[1]) if status else None), text, ranks_gone - stopped
+        if ranks_gone is None and now - stopped > BOUND_S:
+            return None, err.decode(errors="replace"), None
+
+
 def _stop_one(np: int, argv: list, stop_rank: int, first_line: str | None):
     """Start ``argv`` on ``np`` ranks, SIGSTOP rank ``stop_rank`` once the job runs, and
     return (exit status, stderr, seconds from the stop to the end, pids left alive)."""
@@ -110,15 +153,12 @@ def _stop_one(np: int, argv: list, stop_rank: int, first_line: str | None):
         assert first_line == AT_START or len(ranks) == np, f"only ranks {sorted(ranks)} started"
         os.kill(ranks[stop_rank], signal.SIGSTOP)
         stopped = time.monotonic()
-        try:
-            _out, err = proc.communicate(timeout=BOUND_S)
-            err = err.decode(errors="replace")
-        except subprocess.TimeoutExpired:
+        rc, err, took = _wait_for_the_job(proc, ranks.values(), stopped)
+        if took is None:
             pytest.fail(f"{argv[0]} with rank {stop_rank} stopped did not end within "
                         f"{BOUND_S} s (a hang)")
-        took = time.monotonic() - stopped
         left = _alive_after(ranks.values(), LEFT_WAIT_S)
-        return proc.returncode, err, took, left
+        return rc, err, took, left
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -155,7 +195,7 @@ def test_a_stopped_rank_ends_the_job_with_one_line(case, c_build):
     rc, err, took, left = _stop_one(np, argv, stop_rank, first_line)
     print(f"\n{case}: rank {stop_rank} stopped, exit {rc} after {took:.1f} s: "
           f"{(LINE.search(err) or [''])[0]}")
-    assert rc != 0, err
+    assert rc not in (0, None), err
     assert LINE.search(err), err[-2000:]
     assert left == [], f"ranks left alive after the job ended: {left}"
     assert took < BOUND_S
