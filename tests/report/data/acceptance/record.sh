@@ -10,7 +10,9 @@
 #   flock /run/lock/fabrictest-vcluster-pytest.lock bash tests/report/data/acceptance/record.sh /tmp/acc-rec
 #
 # PREFLIGHT="--preflight" (the health family's `vcluster up --preflight`) adds stage 1 on the
-# vcluster's fabric NICs where the checkout has it.
+# vcluster's fabric NICs where the checkout has it. NODES and SWITCHES (4 and 2) size the
+# cluster (docs/vcluster.md: the acceptance at 16 nodes on 4 switches); KEEP=0 leaves the
+# recorded test data alone (a run at another size is not the page's test data).
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: record.sh WORKDIR}")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)
@@ -19,7 +21,7 @@ STATE=$OUT/state
 mkdir -p "$OUT"
 cd "$ROOT"
 vc() { vcluster --state-dir "$STATE" "$@"; }
-vc up --nodes 4 --switches 2 --accounting ${PREFLIGHT:-}
+vc up --nodes "${NODES:-4}" --switches "${SWITCHES:-2}" --accounting ${PREFLIGHT:-}
 trap 'vc down || vc down' EXIT
 eval "$(vc env)"
 scontrol show topology > "$OUT/topology.txt"
@@ -51,4 +53,6 @@ vc flap node01 --times 2 --interval 1          # between the two halves: no test
 run faulty run2 "${SECOND[@]}"
 vc restore
 
-python "$ROOT/tests/report/acceptance_data.py" keep "$OUT" "$HERE"
+if [ "${KEEP:-1}" = 1 ]; then
+    python "$ROOT/tests/report/acceptance_data.py" keep "$OUT" "$HERE"
+fi
