@@ -271,6 +271,27 @@ def test_a_sweeps_measurement_beats_which_cases_failed_together():
     assert any("not named: node04" in x for x in st.data["attribution"])
 
 
+def test_an_uplink_the_sweep_names_is_an_uplink_not_a_node():
+    """The sweep lists a slow uplink among its suspects (`node`: its label, kind `uplink`)
+    and in `uplinks`: the page names the uplink once, with the sweep's line, names no node
+    `uplink sw2<->top` and drains none (16-node vcluster, sw2's uplink at 100mbit, 2026-12-02:
+    the headline named it twice, once as a node)."""
+    from fabrictest.report.acceptance.stage2 import stage2
+
+    line = ("suspect: uplink sw2<->top: 12/12 crossing runs at 0.34 of the cluster level; "
+            "runs inside sw2 healthy")
+    sweep = {"healthy": False, "nodes": list(NODES),
+             "suspects": [{"node": "uplink sw2<->top", "kind": "uplink", "line": line}],
+             "uplinks": [{"name": "sw2<->top", "label": "uplink sw2<->top", "suspect": True,
+                          "slow": 12, "crossing": 12}],
+             "nodes_table": [{"node": n, "status": "ok"} for n in NODES], "verdict": [line]}
+    st = stage2([], [_tc("PairedOne", NODES[:2], "pass")], None, [("s.json", sweep)])
+    assert [(f.kind, f.name) for f in st.findings] == [("uplink", "sw2<->top")]
+    assert st.findings[0].evidence == f"the sweep: {line}"
+    (shown,) = st.data["sweeps"]
+    assert shown["drain"] == [] and shown["suspects"] == [line]
+
+
 def test_global_failures_that_no_node_explains_name_their_group_pair():
     from fabrictest.report.acceptance.stage2 import stage2
 

@@ -143,13 +143,24 @@ def _group_pair(tcs: list[dict], topo: Topology) -> str | None:
     return pairs.pop() if len(pairs) == 1 else None
 
 
+#: the kind of a sweep suspect that is a link between switches (its `node` is the link's
+#: label, `uplink sw2<->top`): named from the sweep's `uplinks`, never as a node
+LINK_SUSPECT = "uplink"
+
+
+def node_suspects(data: dict) -> list[dict]:
+    """The sweep's suspects that are nodes (not the links between switches it named)."""
+    return [s for s in data.get("suspects") or []
+            if isinstance(s, dict) and s.get("kind") != LINK_SUSPECT]
+
+
 def sweep_measured(sweeps: list[tuple[str, dict]]) -> tuple[dict[str, str], set[str]]:
     """What the sweeps measured of each node: (node -> the line naming it, for the nodes a
     sweep named; the nodes a sweep measured healthy both ways)."""
     named, healthy = {}, set()
     for _label, data in sweeps:
-        for s in data.get("suspects") or []:
-            if isinstance(s, dict) and s.get("node"):
+        for s in node_suspects(data):
+            if s.get("node"):
                 named[str(s["node"])] = str(s.get("line") or s.get("kind") or "suspect")
         for row in data.get("nodes_table") or []:
             if isinstance(row, dict) and row.get("status") == "ok" and row.get("node"):
@@ -215,15 +226,18 @@ def _attributed(testcases: list[dict], topo: Topology | None, sets: dict[str, st
 
 def _sweep(label_: str, data: dict) -> tuple[list[Finding], list[str], dict]:
     findings, gaps = [], []
-    suspects = [s for s in data.get("suspects") or [] if isinstance(s, dict)]
+    suspects = node_suspects(data)
     for s in suspects:
         node = str(s.get("node") or "?")
         findings.append(Finding(2, "node", node, f"the sweep: "
                                 f"{s.get('line') or s.get('kind') or 'suspect'}"))
+    link_lines = {str(s.get("node")): str(s.get("line") or "") for s in data.get("suspects") or []
+                  if isinstance(s, dict) and s.get("kind") == LINK_SUSPECT}
     for u in data.get("uplinks") or []:
         if isinstance(u, dict) and u.get("suspect"):
-            findings.append(Finding(2, "uplink", str(u.get("name")), f"the sweep: "
-                                    f"{u.get('slow')}/{u.get('crossing')} crossing runs slow"))
+            said = link_lines.get(str(u.get("label") or ""))
+            findings.append(Finding(2, "uplink", str(u.get("name")), "the sweep: " + (
+                said or f"{u.get('slow')}/{u.get('crossing')} crossing runs slow")))
     verdict = [str(x) for x in data.get("verdict") or []]
     if data.get("healthy") is False and not findings:
         findings.append(Finding(2, "test", f"sweep {label_}",
@@ -235,7 +249,8 @@ def _sweep(label_: str, data: dict) -> tuple[list[Finding], list[str], dict]:
     drained = [str(s.get("node")) for s in suspects if s.get("node")]
     return findings, gaps, {"label": label_, "healthy": data.get("healthy"),
                             "nodes": len(data.get("nodes") or []), "verdict": verdict,
-                            "suspects": [str(s.get("line") or s.get("node")) for s in suspects],
+                            "suspects": [str(s.get("line") or s.get("node")) for s in
+                                         data.get("suspects") or [] if isinstance(s, dict)],
                             "drain": drained}
 
 
