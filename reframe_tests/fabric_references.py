@@ -156,7 +156,11 @@ class ReferenceChecks(rfm.RegressionTestPlugin):
             return (), {}
         name, system = type(self).__name__, self.current_system.name
         index = state.file.classes[name].index
-        params = {k: getattr(self, k, "?") for k in index if not k.startswith("$")}
+        # a shaping variable in the index is looked up by the value it took in this run
+        # (BisectionTest's num_nodes: None asks for the partition's nodes, 16 is what ran)
+        effective = self.shaping()
+        params = {k: effective[k] if effective.get(k) is not None else getattr(self, k, "?")
+                  for k in index if not k.startswith("$")}
         try:
             return refs.resolve(state.file, name, system, params)
         except KeyError as err:

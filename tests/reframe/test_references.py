@@ -121,8 +121,9 @@ def test_reframe_reads_the_file(path, specs):
 @pytest.mark.parametrize("path", sorted(REF_DIR.glob("*.yaml")), ids=lambda p: p.stem)
 def test_reframe_takes_the_reference_the_tests_hand_it(path):
     """What the base hands ReFrame (`for_reframe`) for every entry of every file: ReFrame's
-    `reference` type accepts it, it holds that entry only, with the file's own keys (an
-    integer parameter's key stays an integer) and the bounds of the figure each takes."""
+    `reference` type accepts it, it holds that entry only, under the file's system key alone
+    (ReFrame does not look the entry up again by the test's attributes), and the bounds of
+    the figure each takes."""
     from reframe.core.pipeline import RegressionTestDict
     from reframe.utility import typecheck as typ
 
@@ -134,13 +135,11 @@ def test_reframe_takes_the_reference_the_tests_hand_it(path):
             judged = {f: f for f in figures} | {"per_item_figure": first}
             handed = refs.for_reframe(ref_file, name, keys, judged)
             assert refs.PROVENANCE_KEY not in handed
-            assert handed["$index"] == cref.index
+            assert handed["$index"] == list(cref.index[:1])
             rd = RegressionTestDict(handed, value_type=entry_type)
-            node = rd.data
-            for key in keys:
-                (only,) = node  # one key per level: this entry alone
-                assert str(only) == key
-                node = node[only]
+            (only,) = rd.data  # this entry alone, under its system
+            assert str(only) == keys[0]
+            node = rd.data[only]
             assert set(node) == {*figures, "per_item_figure"}
             assert node["per_item_figure"] == node[first]
             ref = figures[first]
@@ -372,6 +371,16 @@ def test_check_against_wants_every_shaping_variable(tmp_path, specs):
     text = "\n".join(refs.check_against(f, specs))
     assert "does not say which num_blks, num_cmsgs, nmsg, transport it was measured with" in text
     assert "measured_with names ['bogus']" in text
+
+
+def test_the_bed_keys_are_no_shaping_variable_and_no_problem(tmp_path, specs):
+    """host_cores and bed_nodes say what the figures were measured on (the sweep refuses a
+    shared bed's reference at another size), not a test variable: no consistency problem."""
+    every = {"msg_size": 65536, "num_blks": 10, "num_cmsgs": 100, "nmsg": 2000,
+             "transport": None}
+    bed = _shaped(tmp_path, {**every, "host_cores": 2, "bed_nodes": 4})
+    assert refs.check_against(bed, specs) == []
+    assert refs.BED_KEYS == ("host_cores", "bed_nodes")
 
 
 def test_every_family_declares_its_shaping_variables(specs):

@@ -521,3 +521,23 @@ def test_the_small_sample_factors_make_the_mad_unbiased():
         mad = np.median(np.abs(x - np.median(x, axis=1, keepdims=True)), axis=1)
         small = cal._MAD_SMALL_SAMPLE.get(n, n / (n - 0.8))
         assert float(np.mean(1.4826 * mad * small)) == pytest.approx(1.0, abs=0.02), n
+
+
+def test_an_index_on_a_shaping_variable_takes_the_value_the_run_recorded(sessions, tmp_path):
+    """BisectionTest indexed by `num_nodes` (vcluster: 4 and 16 nodes): its variable is None
+    (the partition's nodes) and the run records the nodes it ran on, so the calibrated entry
+    is keyed by those (here 1), not by None, and a later run finds it."""
+    tmp, env, _uuids = sessions
+    target = tmp_path / "refs" / "local.yaml"
+    target.parent.mkdir()
+    text = (ROOT / "reference" / "local.yaml").read_text()
+    target.write_text(text.replace("BisectionTest:\n  $index: ['$system']\n",
+                                   "BisectionTest:\n  $index: ['$system', 'num_nodes']\n"))
+    rc, out, err = fabric_report("calibrate", "--tag", "calib=healthy", "--only",
+                                 "BisectionTest", "-o", target, *LOOSE, env=env)
+    assert rc == 0, err
+    assert "BisectionTest 1 node_bw" in out, out
+    entries = references.load(target).classes["BisectionTest"].entries
+    assert set(entries) == {("local", "1")} and "node_bw" in entries[("local", "1")]
+    prov = references.load(target).classes["BisectionTest"].provenance["local"]
+    assert "num_nodes" not in prov["measured_with"]  # it is the index

@@ -59,7 +59,12 @@ missing_reference=warn``), instead of being judged against another size's value.
 variable neither indexed nor listed also means no reference. :func:`check_against`
 (run by ``tests/reframe/test_references.py``) reports files that do not list every shaping
 variable of a class. A calibration command writing a file must write ``measured_with`` with the
-values of its run.
+values of its run. A shaping variable in ``$index`` is looked up by its effective value
+(``BisectionTest``'s ``num_nodes`` is None, the partition's nodes, and 16 is what ran: the
+vcluster file holds its figures at ``4`` and ``16``), by the tests and by ``calibrate`` alike.
+``measured_with`` may also describe the bed (``BED_KEYS``: ``host_cores``, ``bed_nodes``, for
+nodes that share one host's cores): no test variable, read by ``fabric-sweep --expect-from``,
+which refuses such a reference at another number of nodes.
 
 Where things are: :mod:`.model` (what a loaded file is: :class:`Reference`, one checked
 figure with its provenance, :class:`ClassReferences`, :class:`ReferenceFile`), :mod:`.loading`
@@ -81,6 +86,7 @@ from .judging import refusals, unit_mismatches
 from .loading import for_reframe, load, load_all, parse_entry, read_yaml
 from .location import reference_dir, reference_file
 from .model import (
+    BED_KEYS,
     INDEX_KEY,
     MEASURED_WITH,
     PROVENANCE_FIELDS,
@@ -93,6 +99,7 @@ from .model import (
 )
 
 __all__ = [
+    "BED_KEYS",
     "INDEX_KEY",
     "MEASURED_WITH",
     "PROVENANCE_FIELDS",

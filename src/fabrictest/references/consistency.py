@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .model import MEASURED_WITH, PROVENANCE_KEY, ReferenceFile
+from .model import BED_KEYS, MEASURED_WITH, PROVENANCE_KEY, ReferenceFile
 
 
 @dataclass
@@ -70,7 +70,7 @@ def check_against(ref_file: ReferenceFile, specs: Mapping[str, TestSpec]) -> lis
                         f"{', '.join(unsaid)} it was measured with "
                         f"({PROVENANCE_KEY}.{name}.{keys[0]}.{MEASURED_WITH})"
                     )
-                unknown = sorted(set(recorded) - set(spec.shaped_by))
+                unknown = sorted(set(recorded) - set(spec.shaped_by) - set(BED_KEYS))
                 if unknown:
                     problems.append(
                         f"{ref_file.path.name}: {name}.{'.'.join(keys)}.{var} {MEASURED_WITH} "

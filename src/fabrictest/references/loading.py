@@ -272,9 +272,12 @@ def load_all(directory: str | Path) -> dict[str, ReferenceFile]:
 def for_reframe(
     ref_file: ReferenceFile, test_class: str, keys: tuple[str, ...], judged: Mapping[str, str]
 ) -> dict[str, Any]:
-    """The ``reference`` handed to ReFrame for one test: the class's ``$index`` and, below it,
-    only the entry at ``keys`` (the key path :func:`~.entry_lookup.resolve` found, system key
-    first, with the file's own keys so that ReFrame's lookup finds exactly this entry), holding
+    """The ``reference`` handed to ReFrame for one test: the entry at ``keys`` (the key path
+    :func:`~.entry_lookup.resolve` found, system key first) under the system key alone, with
+    ``$index`` its first name: ReFrame does not look the entry up again by the test's
+    attributes, which can differ from the values it was found by (an indexed shaping variable
+    takes its effective value: BisectionTest's ``num_nodes`` None ran on 16 nodes, and
+    ReFrame's own lookup of ``None`` found nothing and passed the figures unjudged). It holds
     each figure of ``judged`` (``{figure: the file's figure whose bounds it takes}``) as the
     tuple ReFrame's ``reference`` takes (:meth:`~.model.Reference.for_reframe`). A figure
     left out of ``judged`` is not judged.
@@ -289,6 +292,4 @@ def for_reframe(
         node = node[real]
     entry: dict[Any, Any] = {figure: node[source].for_reframe()
                              for figure, source in judged.items()}
-    for real in reversed(path):
-        entry = {real: entry}
-    return {INDEX_KEY: cref.index, **entry}
+    return {INDEX_KEY: list(cref.index[:1]), path[0]: entry}

@@ -18,6 +18,10 @@ PROVENANCE_KEY = "$provenance"
 INDEX_KEY = "$index"
 PROVENANCE_FIELDS = ("document", "table")
 MEASURED_WITH = "measured_with"
+#: `measured_with` keys that describe the bed, not a test's variable: a bed whose nodes share
+#: one host's cores, and how many nodes they carried (the vcluster). A pair's rate there falls
+#: as the cores carry more nodes, so the sweep refuses such a reference at another size
+BED_KEYS = ("host_cores", "bed_nodes")
 #: a `$provenance` field (block or per value) saying why a figure's bounds are wider than the
 #: strict band; every run then says what the figure can still catch
 LOOSE_KEY = "loose"

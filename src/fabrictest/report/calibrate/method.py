@@ -219,7 +219,7 @@ def gather(records: Sequence[PerfRecord], index_of: Callable[[str, PerfRecord], 
                                    "cases do not record")
                 break
             else:
-                keys.append(r.variables[name])
+                keys.append(refformat.index_value(r.variables, name))
         else:
             k = (r.base, tuple(keys), pvar)
             fig = figures.setdefault(k, Figure(r.base, tuple(keys), pvar, r.unit))

@@ -44,6 +44,16 @@ def entry(ref: float, lower: float | None, upper: float | None, unit: str) -> li
 RECORDED_FIELD = "measured_with"
 
 
+def index_value(variables: Mapping[str, Any], name: str) -> Any:
+    """The value a test case had for a reference `$index` name: what it recorded as measured
+    with where that is a value (BisectionTest's `num_nodes` None resolves to the nodes it ran
+    on; the test's reference lookup uses the same), else the variable's own."""
+    recorded = variables.get(RECORDED_FIELD)
+    if isinstance(recorded, Mapping) and recorded.get(name) is not None:
+        return recorded[name]
+    return variables[name]
+
+
 def measured_with(variables: Mapping[str, Any], index: Sequence[str]) -> dict[str, Any]:
     """The shaping values one test case was measured with (those its reference index does not
     key on): what the test recorded in its `measured_with` field, else the raw values of the
