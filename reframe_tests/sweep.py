@@ -41,7 +41,13 @@ from fabric_base import FabricCheck
 from fabric_placement import node_count
 from fabric_types import Count, Flag
 from reframe.core.backends import getlauncher
-from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.builtins import (
+    parameter,
+    performance_function,
+    run_after,
+    run_before,
+    variable,
+)
 from reframe.core.exceptions import SanityError
 
 from fabrictest.parsers import ParseError
@@ -76,8 +82,9 @@ class SweepTest(FabricCheck):
     seed = variable(Count, value=-1)
     fail_on_suspect = variable(Flag, value=True)
     sweep_options = variable(typ.List[str], value=[])
-    #: the expected pair rate: 'auto' = the system's reference file when it holds the tx/rx
-    #: paired stream rate for this method and size (`fabric-sweep --expect-from`, so that a
+    #: the expected pair rate: 'auto' = the system's reference file when it holds the sweep's
+    #: own level at this number of nodes (SweepTest cluster_level) or the tx/rx paired stream
+    #: rate, for this method and size (`fabric-sweep --expect-from`, so that a
     #: uniform drop of every link fails too); '' = none (relative to the cluster only); a
     #: path = that file, its system by its name (the sweep refuses it, and the test fails,
     #: when it does not apply)
@@ -91,6 +98,9 @@ class SweepTest(FabricCheck):
     # level, and the calibrated pair rate with expect_from) and its verdict fails the test, so
     # every figure is informational: recorded, never judged against a reference entry.
     informational_perf_vars = [r".+"]
+    #: what the sweep's level was measured with, for its own calibrated level (`SweepTest`
+    #: `cluster_level` by method and `num_nodes`, which `expect_from='auto'` prefers)
+    shaped_by = ("msg_size", "num_blks", "num_cmsgs", "nmsg", "num_nodes")
 
     def value_problems(self) -> dict[str, str]:
         """The pair options txrx itself would refuse (its own rule), before any launch."""
@@ -142,6 +152,8 @@ class SweepTest(FabricCheck):
             self.num_tasks = node_count(self.current_partition)
             self.num_tasks_per_node = 1
             opts = ["--launcher", "slurm", *opts]
+        self.record_shaping(num_blks=DEFAULT_NUM_BLKS, num_cmsgs=DEFAULT_NUM_CMSGS,
+                            num_nodes=None if self.launcher == "sim" else self.num_tasks)
         if self.seed >= 0:
             opts += ["--seed", str(self.seed)]
         opts += self.expectation()
@@ -150,8 +162,8 @@ class SweepTest(FabricCheck):
 
     def expectation(self) -> list[str]:
         """``--expect-from`` of fabric-sweep: the reference file of this system (the same path
-        as every test's references) where it holds the paired tx/rx rate for this method and
-        size, else ``--no-reference`` (relative to the cluster only: the sweep would otherwise
+        as every test's references) where it holds the sweep's own level at this number of
+        nodes or the paired tx/rx rate for this method and size, else ``--no-reference`` (relative to the cluster only: the sweep would otherwise
         look for the system's reference itself)."""
         if self.launcher == "sim" and self.expect_from == "auto":
             return []
@@ -208,7 +220,15 @@ class SweepTest(FabricCheck):
 
     def dynamic_perf_variables(self):
         return {name: (float(value), unit) for name, (value, unit) in
-                self.result()["figures"].items()}
+                self.result()["figures"].items() if name != "cluster_level"}
+
+    @performance_function("Gbps")
+    def cluster_level(self):
+        """The cluster's level (the figure the sweep's own reference holds, by its size)."""
+        value, unit = self.result()["figures"].get("cluster_level") or (None, None)
+        if value is None or unit != "Gbps":
+            raise SanityError(f"sweep.json has no cluster level in Gbps ({value!r} {unit!r})")
+        return float(value)
 
     @run_after("performance")
     def judge_verdict(self):

@@ -8,6 +8,11 @@ two nodes (`TxRxTest`, scenario `paired`, the sweep's method, host buffers: `str
 its lower bound: a side below `reference x (1 + lower)` is a suspect `below reference`, and
 the verdict says when the whole cluster is below.
 
+Where the file holds the sweep's own level for this number of nodes (`SweepTest`
+`cluster_level`, indexed by method and `num_nodes`, measured by healthy sweeps of that size)
+that is the expectation instead: on the vcluster, 16 nodes on 2 cores sweep at 0.183 Gbps, not
+the 4-node pair's 0.1897.
+
 The reference must have been measured with the sweep's message size, blocks and control
 messages (its `measured_with`), otherwise it is refused: a rate at another size is no
 expectation. On a bed whose nodes share a host's cores (`measured_with: {host_cores: 2,
@@ -32,10 +37,13 @@ from .runs import OK, RunTable
 
 TEST_CLASS = "TxRxTest"
 FIGURE = "stream_gbps"
+#: the sweep's own calibrated level per number of nodes (`$index: [$system, method,
+#: num_nodes]`): on a shared bed a sweep of N nodes has its own rate (issue 42)
+SWEEP_CLASS, SWEEP_FIGURE = "SweepTest", "cluster_level"
 #: the sweep's txrx options that must equal what the reference was measured with
 SHAPING = ("msg_size", "num_blks", "num_cmsgs")
 #: `measured_with` keys of a bed whose nodes share a host: its cores, and the nodes on them
-HOST_CORES, BED_NODES = "host_cores", "bed_nodes"
+HOST_CORES, BED_NODES = refs.BED_KEYS
 
 
 class ExpectationError(ValueError):
@@ -144,10 +152,33 @@ def bed_problem(measured: dict, nodes: int | None) -> str | None:
     return None
 
 
+def _sweep_entry(ref_file: refs.ReferenceFile, method: str, nodes: int | None):
+    """The sweep's own calibrated level for `method` at `nodes` nodes (`SweepTest`,
+    `cluster_level`), with where it is; None when the file has none for that size."""
+    if SWEEP_CLASS not in ref_file.classes or nodes is None:
+        return None
+    try:
+        _keys, figures = refs.resolve(ref_file, SWEEP_CLASS, ref_file.system,
+                                      {"method": method, "num_nodes": nodes})
+    except KeyError:
+        return None
+    ref = figures.get(SWEEP_FIGURE)
+    if ref is None:
+        return None
+    return ref, (f"{ref_file.path}: {SWEEP_CLASS} {method} {nodes} nodes {SWEEP_FIGURE} on "
+                 f"{ref_file.system}"), (f"{ref_file.path.name} {SWEEP_CLASS} {method} "
+                                         f"{nodes} nodes {SWEEP_FIGURE}")
+
+
 def from_reference_file(ref_file: refs.ReferenceFile, method: str,
                         shaping: dict[str, int], nodes: int | None = None) -> Expectation:
-    """:func:`from_reference` of a file already loaded (for its system)."""
+    """:func:`from_reference` of a file already loaded (for its system): the sweep's own
+    calibrated level at this size where the file has one, else the paired tx/rx rate."""
     path, system = ref_file.path, ref_file.system
+    own = _sweep_entry(ref_file, method, nodes)
+    if own is not None:
+        ref, where, source = own
+        return _checked(ref, where, source, shaping, nodes)
     where = f"{path}: {TEST_CLASS} paired {method} host {FIGURE} on {system}"
     if TEST_CLASS not in ref_file.classes:
         raise ExpectationError(f"{path}: no {TEST_CLASS} references (the expected pair rate)")
@@ -159,6 +190,13 @@ def from_reference_file(ref_file: refs.ReferenceFile, method: str,
     ref = figures.get(FIGURE)
     if ref is None:
         raise ExpectationError(f"{where}: no such reference")
+    return _checked(ref, where, f"{path.name} {TEST_CLASS} paired {method} {FIGURE}", shaping,
+                    nodes)
+
+
+def _checked(ref: refs.Reference, where: str, source: str, shaping: dict[str, int],
+             nodes: int | None) -> Expectation:
+    """`ref` as the sweep's expectation, or why it cannot be one (one line)."""
     if ref.lower is None or not -1.0 < ref.lower < 0.0:
         raise ExpectationError(f"{where}: lower bound {ref.lower} cannot fail a slow pair")
     if ref.unit and ref.unit != "Gbps":
@@ -176,8 +214,7 @@ def from_reference_file(ref_file: refs.ReferenceFile, method: str,
     if problem:
         raise ExpectationError(f"{where}: {problem}")
     return Expectation(value=ref.value, lower=ref.lower, unit=ref.unit or "Gbps",
-                       source=f"{path.name} {TEST_CLASS} paired {method} {FIGURE}",
-                       measured_with=dict(measured))
+                       source=source, measured_with=dict(measured))
 
 
 def below_text(figure: float, exp: Expectation) -> str:

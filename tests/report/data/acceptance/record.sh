@@ -12,7 +12,9 @@
 # PREFLIGHT="--preflight" (the health family's `vcluster up --preflight`) adds stage 1 on the
 # vcluster's fabric NICs where the checkout has it. NODES and SWITCHES (4 and 2) size the
 # cluster (docs/vcluster.md: the acceptance at 16 nodes on 4 switches); KEEP=0 leaves the
-# recorded test data alone (a run at another size is not the page's test data).
+# recorded test data alone (a run at another size is not the page's test data). FLAP=0 leaves
+# node01's link alone (the faulty run then has node03 slow and nothing else); UPLINK=SW adds a
+# third run, "uplink", with SW's uplink to the top switch at UPLINK_RATE (100mbit).
 set -euo pipefail
 OUT=$(realpath -m "${1:?usage: record.sh WORKDIR}")
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)
@@ -49,9 +51,19 @@ run healthy run2 "${SECOND[@]}"
 vc degrade node03 170mbit                       # node03's link 15 % below its 200 Mbit/s
 run faulty run0 "${PREFLIGHT_TESTS[@]}"
 run faulty run1 "${FIRST[@]}"
-vc flap node01 --times 2 --interval 1          # between the two halves: no test is looking
+if [ "${FLAP:-1}" = 1 ]; then
+    vc flap node01 --times 2 --interval 1      # between the two halves: no test is looking
+fi
 run faulty run2 "${SECOND[@]}"
 vc restore
+
+if [ -n "${UPLINK:-}" ]; then
+    vc degrade-uplink "$UPLINK" "${UPLINK_RATE:-100mbit}"
+    run uplink run0 "${PREFLIGHT_TESTS[@]}"
+    run uplink run1 "${FIRST[@]}"
+    run uplink run2 "${SECOND[@]}"
+    vc degrade-uplink "$UPLINK" none
+fi
 
 if [ "${KEEP:-1}" = 1 ]; then
     python "$ROOT/tests/report/acceptance_data.py" keep "$OUT" "$HERE"
