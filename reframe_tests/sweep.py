@@ -163,8 +163,9 @@ class SweepTest(FabricCheck):
     def expectation(self) -> list[str]:
         """``--expect-from`` of fabric-sweep: the reference file of this system (the same path
         as every test's references) where it holds the sweep's own level at this number of
-        nodes or the paired tx/rx rate for this method and size, else ``--no-reference`` (relative to the cluster only: the sweep would otherwise
-        look for the system's reference itself)."""
+        nodes or the paired tx/rx rate for this method and size, else ``--no-reference``
+        (relative to the cluster only: the sweep would otherwise look for the system's
+        reference itself)."""
         if self.launcher == "sim" and self.expect_from == "auto":
             return []
         if not self.expect_from:
