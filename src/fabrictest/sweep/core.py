@@ -40,6 +40,9 @@ from .verdict import DIRS, Suspect, Verdict, decide, row_dict
 
 DEFAULT_ROUNDS = 2
 DEFAULT_MAX_ROUNDS = 8
+#: times the fastest pair, above the rest but in doubt, is measured again (upper.top_pair):
+#: each adds its two runs to the pair's mean
+PAIR_AGAIN_MAX = 3
 
 
 @dataclass
@@ -252,7 +255,7 @@ def run_sweep(
     rng = np.random.default_rng(None if seed is None else seed + 7919)
     say(plan_text(len(nodes), runner, len(plan), max_rounds))
     r, measuring = 0, False
-    repeated = False  # the one pair far above measured again
+    repeats = 0  # times the one pair far above was measured again
     seen: Level | None = None  # the level of the last look (a slow link's runs left out)
     regions = None  # with slow uplinks: per node, which side of them it is on
     reports: list = []  # the links' reports of the last look
@@ -272,7 +275,9 @@ def run_sweep(
             elif inside is not None:
                 rnd = inside
                 say(f"round {r} (extra, {len(rnd)} pairs): {rnd.reason}")
-            elif reserve and seen is not None and seen.in_doubt:
+            elif reserve and seen is not None and seen.in_doubt and not seen.upper.again:
+                # (the top pair in doubt is measured again itself, below: another
+                # matching never pairs its two nodes again)
                 rnd = reserve.pop(0)
                 rnd.index, rnd.reason = r, (
                     f"{seen.upper.runs} runs at about "
@@ -290,16 +295,19 @@ def run_sweep(
             elif len(nodes) == 2:  # one pair: measuring it again cannot tell which node
                 stop = "2 nodes: one pair, measured both ways (more rounds cannot tell which)"
                 break
-            elif seen is not None and seen.in_doubt and seen.upper.runs == 1 and \
-                    not seen.upper.suggested and \
-                    not repeated:
+            elif seen is not None and seen.in_doubt and not seen.upper.suggested and (
+                    (seen.upper.runs == 1 and repeats == 0)
+                    or (seen.upper.again and repeats < PAIR_AGAIN_MAX)):
                 # one run far above the rest and no matching left: that pair again, both
                 # ways (4 nodes, 3 slow: the healthy node's run to the one slow only
-                # sending is the only healthy run; a second says which)
-                repeated = True
+                # sending is the only healthy run; a second says which); or the fastest
+                # pair above the rest, in doubt: again, up to PAIR_AGAIN_MAX times
+                repeats += 1
                 i, j = (nodes.index(x) for x in seen.upper.nodes[:2])
+                once = "ran once" if seen.upper.runs == 1 else (
+                    f"ran {seen.upper.runs} times on average")
                 rnd = Round(r, "screen", np.array([i]), np.array([j]), nodes, reason=(
-                    f"{'–'.join(seen.upper.nodes[:2])} ran once at "
+                    f"{'–'.join(seen.upper.nodes[:2])} {once} at "
                     f"{seen.upper.center / seen.upper.below:.2f}x every other run: that "
                     "pair again, to tell the healthy level from a lucky run"))
                 say(f"round {r} (screen, 1 pair): {rnd.reason}")
@@ -322,11 +330,13 @@ def run_sweep(
             done.append(rnd)
             measuring = False
             if r + 1 >= len(plan):
+                again = repeats < PAIR_AGAIN_MAX
                 level = level or estimate_level(table, params, expect, budget=max_rounds,
-                                                looks=max_rounds - len(plan) + 1)
+                                                looks=max_rounds - len(plan) + 1,
+                                                pair_again=again)
                 _used, seen, ev, reports, _lines = _look(
                     table, level, params, topology, False, None if ev is None else ev.state,
-                    expect, max_rounds, max_rounds - len(plan) + 1)
+                    expect, max_rounds, max_rounds - len(plan) + 1, again)
                 regions = uplink_regions(topology, nodes, reports)
             say(_progress(r, rnd, runs, time.monotonic() - t_round, time.monotonic() - t0,
                           len(plan), max_rounds, ev if r + 1 >= len(plan) else None))
@@ -337,10 +347,11 @@ def run_sweep(
         stop = f"interrupted (Ctrl-C) {'during' if measuring else 'after'} round {r}"
     if level is None:
         level = estimate_level(table, params, expect, budget=max_rounds,
-                               looks=max_rounds - len(plan) + 1)
+                               looks=max_rounds - len(plan) + 1,
+                               pair_again=repeats < PAIR_AGAIN_MAX)
     used, level, ev, reports, lines = _look(
         table, level, params, topology, True, None if ev is None else ev.state, expect,
-        max_rounds, max_rounds - len(plan) + 1)
+        max_rounds, max_rounds - len(plan) + 1, repeats < PAIR_AGAIN_MAX)
     verdict = decide(used, ev, runner.unit, interrupted=interrupted, with_table=with_table,
                      expected=expected)
     verdict.suspects[:0] = [Suspect(node=line.split(":")[1].strip(), kind="uplink", sides=[],
@@ -353,7 +364,8 @@ def run_sweep(
     )
 
 
-def _look(table, level, params, topology, final, before, expect, budget, looks):
+def _look(table, level, params, topology, final, before, expect, budget, looks,
+          pair_again=True):
     """One look at the runs so far: (the runs the nodes are weighed on, their level, the
     evidence, the uplink reports, the suspect uplinks' lines). With a topology, the runs a
     slow uplink explains are left out of the nodes' evidence (topology.py)."""
@@ -361,7 +373,8 @@ def _look(table, level, params, topology, final, before, expect, budget, looks):
         reports, lines, explained = attribute(table, topology, level.center, level.cut)
         if lines or explained.any():  # a suspect link, or links slower by their LinkSpeed
             rest = without(table, explained)
-            lv = estimate_level(rest, params, expect, budget=budget, looks=looks)
+            lv = estimate_level(rest, params, expect, budget=budget, looks=looks,
+                                pair_again=pair_again)
             return rest, lv, weigh(rest, lv, params, final=final, before=before), reports, lines
     else:
         reports = []

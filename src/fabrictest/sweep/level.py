@@ -65,6 +65,8 @@ class UpperLevel:
     suggested: bool = False
     #: the suggestion holds at the level that ends a sweep `undecidable` (else more screening)
     firm: bool = True
+    #: the fastest pair above the rest, in doubt: that pair is measured again
+    again: bool = False
 
 
 @dataclass
@@ -210,7 +212,8 @@ class LevelFit:
 
 
 def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
-                 params: VerdictParams, expect: float | None = None) -> LevelFit:
+                 params: VerdictParams, expect: float | None = None,
+                 pair_again: bool = True) -> LevelFit:
     """The level and spread of OK runs (log), the sides left out, and any upper level."""
     y = np.log(values)
     n2 = 2 * n
@@ -227,10 +230,11 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
     spread = upper_bound(fit.sigma, fit.spread_runs, params)
     by_pairs = pair_spread(y, src, dst, n, params)
     spread = spread if by_pairs is None else min(spread, by_pairs)
-    up = upper_mode(y, src, dst, n, fit.center, spread, params, point_sigma=fit.sigma)
+    up = upper_mode(y, src, dst, n, fit.center, spread, params, point_sigma=fit.sigma,
+                    pair_again=pair_again)
     if up is None:
         return fit
-    if up.runs < MIN_UPPER_RUNS or up.suggested:  # noise, or a slow majority?
+    if up.runs < MIN_UPPER_RUNS or up.suggested or up.again:  # noise, or a slow majority?
         fit.upper = up
         return fit
     # the level stands on the runs that reach it: every other side may be left out
@@ -241,10 +245,11 @@ def robust_level(values: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
 
 
 def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
-                   budget: int, looks: int = 1) -> Level:
+                   budget: int, looks: int = 1, pair_again: bool = True) -> Level:
     """Level and spread from the screening runs (all runs when screening has too few).
     Extra rounds measure a biased selection of nodes, and on a loaded machine fewer
-    concurrent pairs run faster."""
+    concurrent pairs run faster. `pair_again` false: the fastest pair has been measured
+    again as often as the sweep does, and one still only in doubt is noise."""
     n = len(table.nodes)
     ok = (table.status == OK) & (table.value > 0) & np.isfinite(table.value)
     sel = ok & table.screening()
@@ -255,7 +260,8 @@ def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
     clean_n = left_out = spread_n = 0
     fit = None
     if sel.any():
-        fit = robust_level(table.value[sel], table.src[sel], table.dst[sel], n, params, expect)
+        fit = robust_level(table.value[sel], table.src[sel], table.dst[sel], n, params, expect,
+                           pair_again)
         sigma, clean_n, left_out, spread_n = (fit.sigma, fit.clean_runs, fit.left_out,
                                               fit.spread_runs)
         center = expect or math.exp(fit.center)
@@ -275,4 +281,4 @@ def estimate_level(table: RunTable, params: VerdictParams, expect: float | None,
                      runs=upper.runs, pairs=upper.pairs,
                      nodes=[names[i] for i in upper.nodes], adopted=fit.adopted,
                      reach=None if upper.wide else -upper.threshold / 2,
-                     suggested=upper.suggested, firm=upper.firm))
+                     suggested=upper.suggested, firm=upper.firm, again=upper.again))

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..robust import MAD_TO_SIGMA
 from .params import VerdictParams
+from .upper_groups import split_level, top_pair
 
 _NORMAL = NormalDist()
 
@@ -47,6 +48,8 @@ class UpperMode:
     #: suggested beyond what one healthy sweep in 100 (tail) or 1,000 (asymmetry) shows: the
     #: sweep ends `undecidable` on it; otherwise it only asks for more screening
     firm: bool = True
+    #: the fastest pair above the rest but in doubt (top_pair): measure it again
+    again: bool = False
 
 
 def upper_bound(sigma: float, runs: int, params: VerdictParams) -> float:
@@ -118,16 +121,19 @@ def _binom_sf(m: int, n: int, p: float) -> float:
 
 def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: float,
                sigma: float, params: VerdictParams,
-               point_sigma: float | None = None) -> UpperMode | None:
+               point_sigma: float | None = None, pair_again: bool = True
+               ) -> UpperMode | None:
     """The level a group of nodes reaches with each other well above `c0`, or None.
 
     A run counts as above when it is over `c0` by more than the cut (`min_drop`) and by more
     than the largest of the runs' noise (the z that one run in a hundred sweeps exceeds,
     Bonferroni over the runs): on a healthy cluster no run is. A side reaches the upper level
     when its best run is within half that gap of it; the level is the median of the runs
-    between sides that reach it, until it settles."""
+    between sides that reach it, until it settles. With `pair_again` false (the fastest pair
+    measured again as often as the sweep does), a top pair still in doubt is noise."""
     if y.size < 2:
         return None
+    again: UpperMode | None = None  # the fastest pair in doubt: measured again (core)
     z_hi = -_NORMAL.inv_cdf(0.01 / y.size)
     cut = -math.log(1.0 - params.min_drop)
     gap = max(cut, z_hi * sigma)
@@ -143,6 +149,22 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
         if both.any():
             gap = min(gap, gap_pair)
             high |= both[pair_of]
+    if high.sum() < 2:
+        # the fastest pair's mean against the other runs', a two-sample t test at the
+        # spread within the two groups (4 nodes, half at 0.7x, sigma 0.1: the spread's upper
+        # bound from 6 pairs' differences, twice the true one, held the pair within noise)
+        top = top_pair(y, src, dst, n, params)
+        if top is not None and top.firm:
+            high |= top.runs
+            gap = min(gap, top.gap)
+        elif top is not None and pair_again:
+            nodes = sorted({int(src[top.runs][0]), int(dst[top.runs][0])})
+            again = UpperMode(center=top.center, below=c0, runs=int(top.runs.sum()), pairs=1,
+                              nodes=nodes, threshold=top.gap, again=True)
+    split = split_level(y, c0, params) if high.sum() < 2 else None
+    if split is not None and split.firm:
+        high |= split.runs
+        gap = min(gap, split.gap)
     # many runs a little above, where no one run is far enough: a level of their own
     excess, p_excess = _tail_excess(y, c0, sigma)
     if high.sum() >= 2:  # runs far above already: the level is theirs, as before
@@ -172,11 +194,25 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
     if high.sum() == 1:  # one run far above: noise, or the one healthy pair? (in doubt)
         j = int(np.flatnonzero(high)[0])
         if ((src == src[j]) & (dst == dst[j])).sum() > 1:
-            return None  # measured again and not above again: it was noise
-        return UpperMode(center=float(y[j]), below=c0, runs=1, pairs=1,
-                         nodes=sorted({int(src[j]), int(dst[j])}), threshold=gap)
+            high[:] = False  # measured again and not above again: that run was noise (a
+            # split or a suggestion may still stand on the rest)
+        else:
+            return UpperMode(center=float(y[j]), below=c0, runs=1, pairs=1,
+                             nodes=sorted({int(src[j]), int(dst[j])}), threshold=gap)
+
+    def in_doubt() -> UpperMode | None:
+        """No level above to stand on: a suggestion of one (the tail, the asymmetry, the
+        split: more screening), or the top pair in doubt (measured again)."""
+        sug = _suggested(y, src, dst, c0, sigma, p_excess, params)
+        if sug is None and split is not None:  # in doubt: one more screening matching
+            nodes = np.unique(np.concatenate([src[split.runs], dst[split.runs]])).tolist()
+            sug = UpperMode(center=split.center, below=c0, runs=int(split.runs.sum()),
+                            pairs=0, nodes=nodes, threshold=split.gap, suggested=True,
+                            firm=False)
+        return again if again is not None and (sug is None or not sug.firm) else sug
+
     if high.sum() < 2:
-        return _suggested(y, src, dst, c0, sigma, p_excess, params)
+        return in_doubt()
     n2 = 2 * n
     ds, dr = 2 * src, 2 * dst + 1
     best = np.full(n2, -np.inf)
@@ -188,7 +224,7 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
         reach = best >= c - gap / 2
         sup = reach[ds] & reach[dr]
         if not sup.any():
-            return _suggested(y, src, dst, c0, sigma, p_excess, params)
+            return in_doubt()
         c_new = float(np.median(y[sup]))
         if c_new == c:
             break
@@ -197,7 +233,7 @@ def upper_mode(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int, c0: floa
     # the upper level stands clear of the median's by the gap, or (a level of many runs a
     # little above) of the other runs' level by the cut: a practical difference
     if c - c0 <= gap and not (excess.any() and c - rest > cut):
-        return _suggested(y, src, dst, c0, sigma, p_excess, params)
+        return in_doubt()
     a, b = np.minimum(src[sup], dst[sup]), np.maximum(src[sup], dst[sup])
     pairs = int(np.unique(a * n + b).size)
     nodes = np.unique(np.concatenate([src[sup], dst[sup]])).tolist()
