@@ -35,18 +35,20 @@ def cluster(n: int, switches: int):
 ])
 def test_slow_uplink_is_named_as_the_uplink(n, switches, factor, name):
     nodes, topo = cluster(n, switches)
-    good = 0
+    good, rounds = 0, []
     for seed in SEEDS:
         sim = SimulatedRunner(nodes, sigma=0.05, seed=seed, topology=topo,
                               slow_uplinks={"sw1": factor})
         res = run_sweep(nodes, sim, seed=seed, topology=topo)
         lines = res.verdict.lines()
-        # 4 nodes screen every pair in 3 rounds (the inside pairs among them, one run each
-        # way): a side may need one more run to clear, so one round more at most there
-        most = 4 if n <= 4 else 3
-        good += (res.suspects == [name] and len(lines) == 1 and len(res.rounds) <= most
+        rounds.append(len(res.rounds))
+        good += (res.suspects == [name] and len(lines) == 1
                  and "crossing runs at 0." in lines[0] and lines[0].endswith(" healthy"))
     assert good == len(SEEDS)
+    # the runs the uplink explains leave a side 1-2 clean runs: ruling out 0.70x at 1 in
+    # 10,000 takes a round or two more for some (8 nodes: 2-7 rounds, mean 3.4; before
+    # the clearing margin at most 3)
+    assert sum(rounds) / len(rounds) <= 4.0, rounds
 
 
 @pytest.mark.parametrize("n, switches", [(4, 2), (16, 4), (64, 8)])
@@ -59,7 +61,8 @@ def test_with_a_topology_a_slow_node_is_still_the_node_and_healthy_is_healthy(n,
         named += res.suspects == ["node03"] and not res.verdict.undecided
         clean = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, seed=seed), seed=seed,
                           topology=topo)
-        healthy += clean.verdict.lines() == ["suspects: none"] and len(clean.rounds) == 3
+        # 3 rounds (4 for a side that must rule out 0.70x on more runs)
+        healthy += clean.verdict.lines() == ["suspects: none"] and len(clean.rounds) <= 4
         assert not any(u.suspect for u in clean.uplinks)
     assert (named, healthy) == (len(SEEDS), len(SEEDS))
 
@@ -120,4 +123,5 @@ def test_a_slow_group_uplink_is_named_not_the_switches_below_it():
                               slow_uplinks={"g2": 0.5})
         res = run_sweep(nodes, sim, seed=seed, topology=topo)
         assert res.suspects == ["uplink g2<->global"], res.verdict.lines()
-        assert len(res.verdict.lines()) == 1 and len(res.rounds) <= 3
+        assert len(res.verdict.lines()) == 1 and len(res.rounds) <= 5  # 3 before the 0.70x
+        # clearing margin

@@ -373,7 +373,10 @@ def test_json_that_became_a_link_while_measuring_is_not_replaced(tmp_path):
 
 
 # --------------------------------------------------------------------------- rounds at scale
-def test_one_hundred_thousand_nodes_at_sigma_0_1_in_four_rounds():
+def test_one_hundred_thousand_nodes_at_sigma_0_1_in_five_rounds():
+    """1 % of 100,000 at 0.5x, sigma 0.1: 5 rounds of 50,000, 50,000, 35,484, 1,968 and 26
+    pairs (4 before the 0.70x clearing margin: a healthy side must now rule out 0.70x at 1 in
+    10,000 over the looks, which 2 runs at sigma 0.1 do for 79 % of the sides)."""
     n = 100_000
     rng = np.random.default_rng(1000)
     nodes = [f"nid{i:06d}" for i in range(n)]
@@ -385,5 +388,5 @@ def test_one_hundred_thousand_nodes_at_sigma_0_1_in_four_rounds():
     res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, slow=slow, seed=1001), seed=1002,
                     with_table=False)
     named = res.suspect_sides()
-    assert len(res.rounds) <= 4, res.stop_reason
+    assert len(res.rounds) <= 5, res.stop_reason
     assert len(named & truth) / len(named) >= 0.99 and len(named & truth) / len(truth) >= 0.99

@@ -101,11 +101,16 @@ def test_one_dead_direction_is_unreachable_that_way_only():
 
 
 def test_healthy_cluster_has_no_suspects():
+    two = 0
     for seed in range(20):
         nodes = names(16)
         res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.05, seed=seed), seed=seed)
         assert res.verdict.lines() == ["suspects: none"]
-        assert len(res.rounds) == 2  # nothing ambiguous
+        # nothing ambiguous after screening, but for a side too low on its 2 runs to rule
+        # out 0.70x at 1 in 10,000 (node02 receive 0.87x in 1 of 20): one round more
+        assert len(res.rounds) <= 3
+        two += len(res.rounds) == 2
+    assert two >= 18
 
 
 def test_noisy_healthy_cluster_has_no_suspects():
@@ -126,7 +131,7 @@ def test_odd_node_count(n):
         sim = SimulatedRunner(nodes, sigma=0.05, slow={slow: 0.25}, seed=seed)
         res = run_sweep(nodes, sim, seed=seed)
         assert res.suspects == [slow], render(res)
-        assert len(res.rounds) <= 4
+        assert len(res.rounds) <= 5  # 7 nodes: 3-5 (the 0.70x clearing margin: was 3-4)
 
 
 def test_one_slow_among_ten_thousand_in_three_rounds():
@@ -151,7 +156,7 @@ def test_ten_thousand_nodes_one_percent_slow_half_one_direction():
     named = res.suspect_sides()
     tp = len(named & truth)
     assert tp / len(named) >= 0.99 and tp / len(truth) >= 0.99
-    assert len(res.rounds) <= 4
+    assert len(res.rounds) <= 5  # 4 before the 0.70x clearing margin (docs/sweep.md)
 
 
 def test_adaptive_rounds_are_bounded_and_say_why():
@@ -282,3 +287,23 @@ def test_a_partners_failed_run_does_not_discard_evidence():
     v = decide(t, ev, "Gbps")
     assert [s.node for s in v.suspects] == ["node03"]
     assert "(2/2 pairs slow sending, 2/2 slow receiving;" in v.lines()[0]
+
+
+def test_a_0_7x_direction_is_not_cleared():
+    """10,000 nodes, every tenth sending at 0.70x, sigma 0.1: a healthy-looking pair of runs
+    (0.83x and up) cleared a true 0.70x side 1 time in 125 with 1.5 standard errors to the
+    0.75x cut alone (6-11 of these 1,000 sides in 3 seeds). Now clearing also rules out
+    0.70x at 1 in 10,000 over the looks: none of the 1,000, and every healthy side cleared."""
+    from fabrictest.sweep.estimate import CLEARED
+
+    n = 10_000
+    nodes = [f"n{i:05d}" for i in range(n)]
+    slow = {nodes[i]: (0.7, 1.0) for i in range(0, n, 10)}
+    res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, slow=slow, seed=0), seed=0,
+                    with_table=False)
+    state = res.evidence.state
+    slow_sides = np.arange(0, n, 10) * 2
+    assert int((state[slow_sides] == CLEARED).sum()) == 0
+    healthy = np.ones(2 * n, dtype=bool)
+    healthy[slow_sides] = False
+    assert (state[healthy] == CLEARED).all()
