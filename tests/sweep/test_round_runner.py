@@ -234,6 +234,46 @@ def test_pairs_silenced_by_a_torn_down_step_are_measured_again_without_the_faile
     assert r.steps == 4  # each direction: the torn step, then the silenced pairs again
 
 
+# MPICH's pip wheel under `srun --mpi=pmix` (the vcluster's MpiDefault), as recorded there:
+# every rank aborts in MPI_Init; under `--mpi=none` every rank is a world of 1
+NO_PMIX = r"""
+import sys
+for r, node in enumerate(sys.argv[1:]):
+    print(f"fabric-sweep-rank {r} {node}")
+    print("Abort(68830480): Fatal error in internal_Init_thread: Internal MPI error!, error stack:")
+    print("MPIR_pmi_init(225)..............: ")
+    print("check_MPIR_CVAR_PMI_VERSION(167):  Runtime environment uses unsupported PMI version "
+          "PMIx. Aborting.")
+print(f"srun: error: {sys.argv[1]}: task 0: Exited with exit code 16")
+sys.exit(16)
+"""
+NO_PMI = r"""
+import sys
+for r, node in enumerate(sys.argv[1:]):
+    print(f"fabric-sweep-rank {r} {node}")
+    print(f"ERROR:__main__:--pairs {len(sys.argv[1:]) // 2} needs {len(sys.argv[1:])} ranks, got 1")
+sys.exit(2)
+"""
+
+
+@pytest.mark.proc  # the runner starts the stand-in steps
+@pytest.mark.parametrize(("script", "rc", "says"), [
+    (NO_PMIX, 16, "MPI_Init failed on every rank: this MPI has no PMIx (srun's --mpi=)"),
+    (NO_PMI, 2, "every rank started as a world of 1, not 6: the MPI found no PMI from srun"),
+])
+def test_an_mpi_that_cannot_start_under_srun_is_one_line_naming_the_pmi(script, rc, says):
+    """Every pair failed at once (no retry, no wait), its detail one line naming what is
+    missing and what to give srun, not the tail of MPICH's error stack."""
+    r = PerRound(FakeTxrx(), pair_timeout=30)
+    r.script = script
+    rows = r._step(Round(1, "screen", [0, 2, 4], [1, 3, 5], NODES[:6]), 0,
+                   [("n1", "n2"), ("slow", "n4"), ("n5", "hang")])
+    assert [x[0] for x in rows] == [FAILED] * 3 and r.steps == 1
+    for x in rows:
+        assert x[3].startswith(f"no output from its pair (step exit {rc}): {says}"), x[3]
+        assert "--srun-arg=--mpi=pmi2" in x[3] and "\n" not in x[3]
+        assert x[2] < 10  # at once, not at the pairs' limit
+
 @pytest.mark.proc  # the runner starts the stand-in steps
 def test_the_fault_follows_its_pair_into_a_step_run_again():
     """--fault-pair names a pair by its index in the step: pair e->f is index 2 of the torn step

@@ -50,6 +50,26 @@ PAIR_LINE = re.compile(r"^fabric-sweep-pair (\d+) ([rt]): ?(.*)$", re.M)
 STEP_GRACE = 30.0  # seconds a step may run past the pairs' limit: launch of a large job, exit
 NO_RESULT = "no result within"  # txrx.pairs' line for a rank its watchdog ended
 DUPLEX = ("half", "full")  # a pair's two directions in two steps, or at once in one
+#: an MPI that did not start on any rank, said in one line in place of its error stack's tail:
+#: MPICH launched by srun with a PMI it does not speak (the pip wheel has PMI-1/PMI-2, no PMIx:
+#: MPI_Init aborts, exit 16), or with none (`--mpi=none`: every rank a world of 1, docs/sweep.md)
+START_FAILURES = (
+    (re.compile(r"Runtime environment uses unsupported PMI version (\w+)"),
+     "MPI_Init failed on every rank: this MPI has no {0} (srun's --mpi=); give srun a PMI it "
+     "speaks, --srun-arg=--mpi=pmi2 for MPICH's pip wheel"),
+    (re.compile(r"--pairs \d+ needs (\d+) ranks, got 1\b"),
+     "every rank started as a world of 1, not {0}: the MPI found no PMI from srun (--mpi=none, "
+     "or one it does not speak); give srun one it speaks, --srun-arg=--mpi=pmi2 for MPICH"),
+)
+
+
+def start_failure(out: str) -> str | None:
+    """One line for a step whose MPI did not start (START_FAILURES), or None."""
+    for pattern, line in START_FAILURES:
+        m = pattern.search(out)
+        if m:
+            return line.format(*m.groups())
+    return None
 
 
 class RoundStepRunner(CommandRunner):
@@ -194,7 +214,7 @@ class RoundStepRunner(CommandRunner):
                                        f"the step ended at its limit); {_tail(said or out)}")
             else:
                 st, detail = FAILED, (f"{lost} from its pair (step exit {rc}): "
-                                      f"{_tail(said or out)}")
+                                      f"{(not said and start_failure(out)) or _tail(said or out)}")
         else:
             joined = "".join(f"{x}\n" for x in text["r"] + text["t"])
             try:
