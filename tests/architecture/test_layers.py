@@ -73,6 +73,7 @@ def test_an_untouched_copy_keeps_every_contract(package_copy):
         ("txrx/stats.py", "from fabrictest.report.records import stats", "txrx imports no ReFrame"),
         ("txrx/stats.py", "import matplotlib", "txrx imports no ReFrame"),
         ("vcluster/plan.py", "import reframe_tests.fabric_base", "vcluster imports no ReFrame"),
+        ("sweep/upper_groups.py", "from scipy.stats import t", "the sweep runs on the base"),
         ("vcluster/plan.py", "import tests.conftest", "vcluster imports no ReFrame"),
         ("report/records/stats.py", "from fabrictest.txrx import errors", "report does not import txrx"),
         # report: the floor imports no command, a command no command module, and the five

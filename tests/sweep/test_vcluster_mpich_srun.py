@@ -171,6 +171,7 @@ def test_sweep_under_mpich_and_srun_names_the_slow_node(cluster, mpich, tmp_path
     finally:
         vcluster(state, "restore", "node03")
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert out.exists(), f"no sweep JSON\n{proc.stdout}\n{proc.stderr}"
     data = json.loads(out.read_text())
     assert [s["node"] for s in data["suspects"]] == ["node03"], proc.stdout
     assert all(p["status"] == "ok" for p in data["pairs"]), proc.stdout

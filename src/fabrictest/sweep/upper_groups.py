@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .params import VerdictParams
+from .student import t_isf
 
 #: a healthy cluster's sweep finds its fastest pair above the rest by chance this rarely
 #: (each look), and measures it again this rarely
@@ -68,12 +69,10 @@ def top_pair(y: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
     ss = float(((ya - ya.mean()) ** 2).sum() + ((yb - yb.mean()) ** 2).sum())
     s = max(math.sqrt(ss / df), params.sigma_floor)
     t = d / (s * math.sqrt(1.0 / ya.size + 1.0 / yb.size))
-    from scipy.stats import t as student_t  # 0.5 s to import: only when a pair stands out
-
     m = int(both.sum())
-    if t > float(student_t.isf(TOP_PAIR_ALPHA / m, df)):
+    if t > t_isf(TOP_PAIR_ALPHA / m, df):
         return TopPair(in_top, d / 2, float(ya.mean()), firm=True)
-    if t > float(student_t.isf(TOP_PAIR_AGAIN_ALPHA / m, df)):
+    if t > t_isf(TOP_PAIR_AGAIN_ALPHA / m, df):
         return TopPair(in_top, d / 2, float(ya.mean()), firm=False)
     return None
 
