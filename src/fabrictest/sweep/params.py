@@ -10,9 +10,10 @@ class VerdictParams:
     min_drop: float = 0.25  # a side is named only when at least this fraction below the level
     fdr: float = 0.01  # false discovery rate over all node-directions and all looks
     z_clear: float = 1.5  # margin (standard errors) to clear a side against the design drop
-    #: a direction `clear_gap` below the design drop (0.70x at the default 0.75x cut) clears by chance
-    #: less often than `clear_alpha`: z_clear alone let a true 0.70x with 2 runs at sigma 0.1
-    #: clear 1 time in 125 (issue 41); the 0.75-0.85x band gets more runs instead
+    #: a direction `clear_gap` below the cut (0.70x at the default 0.75x) clears by chance less
+    #: often than `clear_alpha` over all looks, where the round budget resolves the cut:
+    #: z_clear alone let a true 0.70x with 2 runs at sigma 0.1 clear 1 time in 125 (issue
+    #: 41); the 0.75-0.85x band gets more runs instead
     clear_gap: float = 0.05
     clear_alpha: float = 1e-4
     z_power: float = 1.3  # the design drop is resolved with this many standard errors to spare
