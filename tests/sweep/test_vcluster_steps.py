@@ -115,7 +115,11 @@ def test_one_step_per_round_matches_a_step_per_run_and_fits_a_low_max_step_count
         full["out"]
     assert all(p["status"] == "ok" for p in full["data"]["pairs"]), full["out"]
     assert full["steps"] <= 2 * len(full["data"]["rounds"]) + 2
-    assert full["steps"] < rnd["steps"], (full["steps"], rnd["steps"])
+    # fewer steps a round (1 against 2): the rounds themselves may differ, a full-duplex
+    # run's spread being larger (CI: 8 rounds full, 3 half; a healthy side must rule out
+    # 0.70x at 1 in 10,000, docs/sweep.md "Cleared")
+    per_round = [m["steps"] / len(m["data"]["rounds"]) for m in (full, rnd)]
+    assert per_round[0] < per_round[1], (full["steps"], rnd["steps"], per_round)
     for got, want in zip(node03_runs(full["data"]), node03_runs(rnd["data"]), strict=True):
         assert abs(geomean(got) / geomean(want) - 1) < 0.15, (got, want)
 
