@@ -48,7 +48,7 @@ again = 0
 for seed in range(10):
     res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, slow=slow, seed=seed + 1),
                     seed=seed + 2, with_table=False)
-    again += any("times on average" in r.reason for r in res.rounds)
+    again += any("averaged over its" in r.reason for r in res.rounds)
 print("again", again)
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

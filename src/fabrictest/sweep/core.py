@@ -305,7 +305,7 @@ def run_sweep(
                 repeats += 1
                 i, j = (nodes.index(x) for x in seen.upper.nodes[:2])
                 once = "ran once" if seen.upper.runs == 1 else (
-                    f"ran {seen.upper.runs} times on average")
+                    f"averaged over its {seen.upper.runs} runs")
                 rnd = Round(r, "screen", np.array([i]), np.array([j]), nodes, reason=(
                     f"{'–'.join(seen.upper.nodes[:2])} {once} at "
                     f"{seen.upper.center / seen.upper.below:.2f}x every other run: that "
