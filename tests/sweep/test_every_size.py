@@ -132,3 +132,18 @@ def test_a_healthy_cluster_still_exits_0(n):
     for sigma in (0.05, 0.1):
         not0 = [s for s in range(10) if not sweep(n, {}, sigma, s).verdict.healthy]
         assert not0 == [], (sigma, not0)
+
+
+def test_a_side_neither_named_nor_cleared_is_never_passed():
+    """4 nodes, node01 at 0.7x both ways, sigma 0.1 (the grid's seed 6017): after 8 rounds its
+    receive side averages 0.79x over 8 clean runs, above the 0.75x cut, not clear of the
+    drop, yet 4 standard errors below the level. It ended `borderline`, which the verdict left
+    out: `suspects: none`, exit 0. Now it says so; a side within the level's noise is not
+    called anything (a healthy cluster still exits 0, above)."""
+    nodes = [f"node{i:02d}" for i in range(1, 5)]
+    runner = SimulatedRunner(nodes, sigma=0.1, slow={"node01": (0.7, 0.7)}, seed=6018)
+    res = run_sweep(nodes, runner, seed=6019, with_table=False)
+    assert not res.verdict.healthy
+    assert res.verdict.undecided and res.verdict.undecided[0][:2] == ("node01", "receive")
+    line = res.verdict.lines()[-1]
+    assert line.startswith("undecided: node01 receive (0.79x over 8 clean runs: not clear "), line
