@@ -33,9 +33,10 @@ def test_cli_simulation_json(tmp_path, capsys):
     assert text.strip().splitlines()[-1].startswith("suspect: node05 send 0.2")
     data = json.loads(out.read_text())
     assert data["kind"] == "fabrictest-sweep" and data["version"] == 2
-    assert data["rounds_used"] == 2 and data["max_rounds"] == 8
+    # 8 nodes screen 4 matchings (at least 32 runs, schedule.MIN_SCREEN_RUNS)
+    assert data["rounds_used"] == 4 and data["max_rounds"] == 8
     assert [s["node"] for s in data["suspects"]] == ["node05"]
-    assert len(data["pairs"]) == 16 and len(data["nodes_table"]) == 8  # 8 pairs x 2 ways
+    assert len(data["pairs"]) == 32 and len(data["nodes_table"]) == 8  # 16 pairs x 2 ways
     assert all({"a", "b", "src", "dst", "status", "value"} <= set(p) for p in data["pairs"])
     row = {r["node"]: r for r in data["nodes_table"]}["node05"]
     assert row["status"] == "suspect" and row["send_state"] == "slow"

@@ -18,7 +18,12 @@ def sweep(n: int, slow: dict, sigma: float, seed: int):
 
 def test_an_odd_small_cluster_screens_every_idle_node():
     assert screening_count(3, 2) == 3 and screening_count(5, 2) == 3
-    assert screening_count(6, 2) == 2 and screening_count(9, 2) == 2
+    assert screening_count(6, 2) == 2 and screening_count(7, 2) == 3
+    # from 8 nodes up at least 32 screening runs (a round: one run a paired node)
+    assert [screening_count(n, 2) for n in (8, 9, 10, 11, 12, 15, 16, 17)] == [
+        4, 4, 4, 4, 3, 3, 2, 2]
+    assert screening_count(8, 5) == 5
+    assert screening_count(8, 1, cap=1) == 1  # --max-rounds 1 is kept
     assert screening_count(100_001, 2) == 2  # one more round only where it is the level
 
 

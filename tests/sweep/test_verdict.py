@@ -96,7 +96,7 @@ def test_one_dead_direction_is_unreachable_that_way_only():
     assert res.suspect_sides() == {("node05", "receive")}
     assert res.verdict.lines() == [
         line for line in res.verdict.lines()
-        if line.startswith("suspect: node05 unreachable receiving (2/2 pairs failed receiving,"
+        if line.startswith("suspect: node05 unreachable receiving (4/4 pairs failed receiving,"
                            " sending ok; confirmed with ")]
 
 

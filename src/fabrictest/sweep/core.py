@@ -240,7 +240,7 @@ def run_sweep(
     say = say or (lambda _m: None)
     params = params or VerdictParams()
     nodes = list(nodes)
-    rounds = screening_count(len(nodes), rounds)
+    rounds = screening_count(len(nodes), rounds, max_rounds)
     max_rounds = max(max_rounds, rounds)
     t0 = time.monotonic()
     table = RunTable(nodes)
