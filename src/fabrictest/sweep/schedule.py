@@ -33,9 +33,9 @@ def _circle_pairs(labels: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
 SMALL_ODD = 8
 #: up to this many nodes every pair is screened (4 nodes: 3 matchings)
 EVERY_PAIR = 4
-#: from SMALL_ODD nodes up, screening gives at least this many runs (a round gives one a
-#: paired node): below it a slow share's level and the healthy one above it are not told
-#: apart (see `screening_count`)
+#: from SMALL_ODD nodes up, screening gives at least this many runs (a round gives as many
+#: runs as it pairs nodes): below it a slow share's level and the healthy one above it are
+#: not told apart (see `screening_count`)
 MIN_SCREEN_RUNS = 32
 
 
@@ -47,8 +47,8 @@ def screening_count(n: int, rounds: int, cap: int | None = None) -> int:
     Up to `EVERY_PAIR` nodes every pair is screened: 4 nodes with 2 slow, 2 of the 3
     matchings leave the healthy pair unmet in a third of the seeds, and then every run is
     slow and the table looks like a healthy cluster (exit 0 in 4 of 10 seeds).
-    From `SMALL_ODD` nodes up, at least `MIN_SCREEN_RUNS` runs (8 and 10 nodes: 4 matchings,
-    12 and 14: 3, 16 and up: `rounds`): with half or most of 8-14 nodes at 0.7x (sigma 0.1)
+    From `SMALL_ODD` nodes up, at least `MIN_SCREEN_RUNS` runs (8-11 nodes: 4 matchings,
+    12-15: 3, 16 and up: `rounds`): with half or most of 8-14 nodes at 0.7x (sigma 0.1)
     2 matchings' 16-28 runs left the healthy level inside the slow one's noise, exit 0 in 108
     of 320 sweeps (40 seeds a cell), 48 with this; a healthy sweep costs 0.3-1.5 rounds more.
     That floor stays within `cap` (the sweep's --max-rounds: a budget asked for is kept)."""
