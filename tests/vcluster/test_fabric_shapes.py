@@ -188,7 +188,14 @@ class TestFatTree:
         assert rc == 1 and len(lines) == 1, lines
         assert lines[0].startswith("suspect: uplink leaf1<->spine1: "), lines
         said = attribute(env, js, "--topology", "slurm", "--routing", "dmodk")
-        assert said[0].startswith("suspect: uplink leaf1<->spine1: shared by all "), said
+        # the link, and nothing else, is the suspect: `shared by all` the failed cases, or
+        # all but a run whose acknowledgements came back over the slow link behind another
+        # run's stream (CI, 2026-12-03: node05->node02 at 0.73x, `in 8 of 9 failed cases and
+        # in no passing one`; the sweep credits that reverse route, attribute does not)
+        assert said[0].startswith("suspect: uplink leaf1<->spine1: "), said
+        assert re.match(r"suspect: uplink leaf1<->spine1: (shared by all |in \d+ of \d+ "
+                        r"failed cases and in no passing one)", said[0]), said
+        assert [ln for ln in said if ln.startswith("suspect:")] == [said[0]], said
 
     def test_osu_mbw_mr_runs_over_each_node_set_at_once_and_passes(self, cluster, tmp_path):
         """OsuMbwMrTest's switch, group and global cases (node[01-02] twice, node[01-04])
