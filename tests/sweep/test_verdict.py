@@ -307,3 +307,27 @@ def test_a_0_7x_direction_is_not_cleared():
     healthy = np.ones(2 * n, dtype=bool)
     healthy[slow_sides] = False
     assert (state[healthy] == CLEARED).all()
+
+
+def test_a_run_near_the_level_is_never_explained_away_by_its_partner():
+    # 16 nodes, 13 at 0.7x (issue 41): nodeH's receive side heard its two healthy senders
+    # at 0.94x and 1.02x, but both had been named at an earlier look (their other receivers
+    # were slow), so both runs were explained away and nodeH was named on its slow senders'
+    # runs alone. A slow partner makes a run low: a run near the level shows both its sides
+    # work, whatever the partner's other runs say.
+    nodes = ["nodeH", "g1", "g2", "s1", "s2", "r1", "r2", "r3", "r4"]
+    runs = [(0, "screen", "g1", "nodeH", "ok", 0.98), (0, "screen", "g2", "nodeH", "ok", 1.02),
+            (0, "screen", "s1", "nodeH", "ok", 0.64), (1, "screen", "s2", "nodeH", "ok", 0.66)]
+    runs += [(r, "screen", g, rx, "ok", v) for r, g, rx, v in (
+        (1, "g1", "r1", 0.60), (2, "g1", "r2", 0.62), (3, "g2", "r3", 0.61),
+        (4, "g2", "r4", 0.59))]
+    t = table_of(nodes, runs)
+    params = VerdictParams()
+    level = estimate_level(t, params, 1.0, budget=8, looks=7)
+    before = np.full(2 * len(nodes), 3, dtype=np.int8)  # ambiguous
+    before[2 * 1] = before[2 * 2] = 1  # g1 and g2 sending: named at the last look
+    ev = weigh(t, level, params, final=True, before=before)
+    h = 1  # nodeH's receive side
+    assert ev.k[h] == 4  # both healthy senders' runs count
+    assert ev.mean[h] > level.cut
+    assert "nodeH" not in [s.node for s in decide(t, ev, "Gbps").suspects]

@@ -5,8 +5,9 @@ log-normal noise: x = log(figure / cluster level) = min(t_s, r_d) + e, e ~ N(0, 
 independent between runs. A healthy side has t = 0; a slow one t = log(factor) < 0.
 
 Per node-direction ("side": a node's send or its receive), the evidence is the mean m of its
-*clean* runs: runs whose partner side is not itself slow. A run whose partner's other runs
-(leave-this-one-out mean) say the partner is slow is explained by the partner and left out,
+*clean* runs: runs whose partner side is not itself slow. A low run whose partner's other
+runs (leave-this-one-out mean) say the partner is slow is explained by the partner and left
+out (a run near the level is never: a slow partner does not make it),
 so a healthy node paired with a slow one is not dragged down, and the slow one keeps all its
 evidence. Failed runs are handled the same way: a failure is charged to a side unless the
 partner side fails with its other partners too.
@@ -169,9 +170,14 @@ def weigh(table: RunTable, level: Level, params: VerdictParams, final: bool,
             slow_s = (loo_s < level.explain) & ~shown_ok[ds] & (
                 (loo_s * np.sqrt(np.maximum(ko_s, 1)) < -params.z_explain * level.sigma)
                 | named_before[ds])
-        # an OK run shows that its partner side works: only a slow partner explains it
-        new_s = ok & ~slow_r
-        new_r = ok & ~slow_s
+        # an OK run shows that its partner side works: only a slow partner explains it, and
+        # only a low run: a run near the level is not what a slow partner makes (16 nodes, 13
+        # at 0.7x: a healthy receive side's runs from its 2 healthy senders, at 0.94x and
+        # 1.02x, were explained by senders named at an earlier look, and it was named on
+        # its slow senders' runs alone)
+        low = ok & (x0 < level.explain)
+        new_s = ok & ~(slow_r & low)
+        new_r = ok & ~(slow_s & low)
         new_cs = fail & ~((fo_r >= 1) & (fo_r >= ko_r))
         new_cr = fail & ~((fo_s >= 1) & (fo_s >= ko_s))
         same = (np.array_equal(new_s, clean_s) and np.array_equal(new_r, clean_r)
