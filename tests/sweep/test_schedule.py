@@ -84,6 +84,26 @@ def test_extra_round_without_good_nodes_pairs_ambiguous_nodes_unmet_first():
     assert frozenset("ab") not in pairs and frozenset("cd") not in pairs
 
 
+def test_extra_round_measures_a_one_way_doubt_with_nodes_cleared_that_way():
+    # a (0) doubts its receive side, b (1) its send side, c (2) both; no node is cleared
+    # both ways: d (3) and e (4) only send cleared, f (5) and g (6) only receive cleared
+    names = list("abcdefg")
+    helpers = {0: np.array([5, 6]), 1: np.array([3, 4])}
+    for seed in range(20):
+        rnd = extra_round(4, names, np.array([0, 1, 2]), np.array([], dtype=int), {},
+                          seed=seed, one_way={0: 1, 1: 0}, helpers=helpers)
+        s2, d2 = rnd.second()
+        runs = list(zip(rnd.a.tolist(), rnd.b.tolist(), strict=True)) + list(
+            zip(s2.tolist(), d2.tolist(), strict=True))
+        assert sorted(s for s, d in runs if d == 0) == [3, 4]  # a hears both cleared senders
+        assert sorted(d for s, d in runs if s == 1) == [5, 6]  # b sends to both cleared ones
+        assert 2 not in {x for run in runs for x in run}  # c: no partner cleared both ways
+    # without the helpers a and b could only meet each other (the old behaviour)
+    rnd = extra_round(4, names, np.array([0, 1]), np.array([], dtype=int), {}, seed=0,
+                      one_way={0: 1, 1: 0})
+    assert {frozenset(p) for p in rnd.pairs} == {frozenset("ab")}
+
+
 def test_hostlist_expressions():
     assert nodeset.expand("node[01-04]") == ["node01", "node02", "node03", "node04"]
     assert nodeset.expand(["nid00[1-2]", "login1", "nid001"]) == ["nid001", "nid002", "login1"]

@@ -374,10 +374,13 @@ def test_json_that_became_a_link_while_measuring_is_not_replaced(tmp_path):
 
 
 # --------------------------------------------------------------------------- rounds at scale
-def test_one_hundred_thousand_nodes_at_sigma_0_1_in_five_rounds():
-    """1 % of 100,000 at 0.5x, sigma 0.1: 5 rounds of 50,000, 50,000, 35,484, 1,968 and 26
-    pairs (4 before the 0.70x clearing margin: a healthy side must now rule out 0.70x at 1 in
-    10,000 over the looks, which 2 runs at sigma 0.1 do for 79 % of the sides)."""
+def test_one_hundred_thousand_nodes_at_sigma_0_1_in_five_rounds_and_a_straggler():
+    """1 % of 100,000 at 0.5x, sigma 0.1: 5 rounds of 50,000, 50,000, 35,377, 1,924 and 20
+    pairs, then 1 pair for a healthy side at 0.84x over 5 runs, all with healthy partners (4
+    rounds before the 0.70x clearing margin: a healthy side must now rule out 0.70x at 1 in
+    10,000 over the looks, which 2 runs at sigma 0.1 do for 79 % of the sides). Seeds
+    1,000-8,000: 5 or 6 rounds, the sixth for 1-2 pairs: a tail of noise, so the round count
+    alone is no regression bound; the fourth and fifth rounds' sizes are."""
     n = 100_000
     rng = np.random.default_rng(1000)
     nodes = [f"nid{i:06d}" for i in range(n)]
@@ -389,5 +392,6 @@ def test_one_hundred_thousand_nodes_at_sigma_0_1_in_five_rounds():
     res = run_sweep(nodes, SimulatedRunner(nodes, sigma=0.1, slow=slow, seed=1001), seed=1002,
                     with_table=False)
     named = res.suspect_sides()
-    assert len(res.rounds) <= 5, res.stop_reason
+    sizes = [len(r) for r in res.rounds]
+    assert len(sizes) <= 6 and sizes[3] <= 2_500 and sum(sizes[4:]) <= 50, sizes
     assert len(named & truth) / len(named) >= 0.99 and len(named & truth) / len(truth) >= 0.99

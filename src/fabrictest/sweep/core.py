@@ -387,8 +387,11 @@ def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, s
     if amb.size == 0:
         return None, f"every node-direction decided after {r} rounds"
     amb_nodes = np.unique(amb // 2)
-    good = np.flatnonzero((ev.state.reshape(-1, 2) == CLEARED).all(axis=1))
-    good = np.setdiff1d(good, amb_nodes)
+    cleared = ev.state.reshape(-1, 2) == CLEARED
+    good = np.setdiff1d(np.flatnonzero(cleared.all(axis=1)), amb_nodes)
+    # partners for a doubtful send side (a cleared receive) and a doubtful receive side
+    helpers = {d: np.setdiff1d(np.flatnonzero(cleared[:, 1 - d]), np.union1d(good, amb_nodes))
+               for d in (0, 1)}
     reason = (f"{amb.size} node-directions ambiguous after {r} rounds: "
               + why_ambiguous(table, ev) + "; measuring them again with cleared partners")
     met = table.partners_of(amb_nodes)
@@ -399,7 +402,7 @@ def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, s
         amb_nodes.tolist(), sides, strict=True) if s.sum() == 1}
     if regions is None:
         rnd = extra_round(r, nodes, amb_nodes, good, met, seed=seed, reason=reason,
-                          one_way=one_way)
+                          one_way=one_way, helpers=helpers)
     else:  # partners on the same side of every slow uplink: runs it does not explain away
         parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
                              good[regions[good] == g], met, seed=seed + i, reason=reason,

@@ -102,6 +102,7 @@ def extra_round(
     seed: int | None = None,
     reason: str = "",
     one_way: dict[int, int] | None = None,
+    helpers: dict[int, np.ndarray] | None = None,
 ) -> Round:
     """Pair each ambiguous node with a known-good node it has not met.
 
@@ -115,11 +116,22 @@ def extra_round(
     partner (`n -> g1`, then `n -> g2`): twice the evidence where it is needed, in the same
     time as a pair measured both ways (a node never runs two measurements at once). With
     fewer than two partners to spare it is measured both ways with one, as any other.
+
+    `helpers`: direction -> nodes (neither good nor ambiguous) whose other side is cleared:
+    0, a cleared receive side, a partner for a doubtful send side; 1, a cleared send side.
+    A one-way node draws from the good nodes and its direction's helpers: with most of a
+    cluster slow, few nodes are cleared both ways, and a doubtful receive side met only
+    slow senders to the last round and was named on them.
     """
     rng = np.random.default_rng(seed)
     one_way = one_way or {}
     amb = [int(x) for x in rng.permutation(ambiguous)]
     pool = [int(x) for x in rng.permutation(good)]
+    helpers = helpers or {}
+    # a one-way node's partners: the good nodes and its direction's helpers, shuffled
+    by_dir = {d: [int(x) for x in rng.permutation(np.union1d(good, helpers[d]))]
+              for d in (0, 1) if d in helpers and len(helpers[d])}
+    starts = dict.fromkeys(by_dir, 0)
     used: set[int] = set()
     a_out: list[int] = []
     b_out: list[int] = []
@@ -130,9 +142,18 @@ def extra_round(
 
     def unmet(n: int) -> int | None:
         nonlocal cursor
+        seen = met.get(n, set())
+        if n in one_way and one_way[n] in by_dir:  # its direction's own pool
+            own, d = by_dir[one_way[n]], one_way[n]
+            while starts[d] < len(own) and own[starts[d]] in used:
+                starts[d] += 1
+            for j in range(starts[d], min(len(own), starts[d] + 64)):
+                if own[j] not in used and own[j] not in seen:
+                    used.add(own[j])
+                    return own[j]
+            return None
         while cursor < len(pool) and pool[cursor] in used:
             cursor += 1
-        seen = met.get(n, set())
         # walk the shuffled good nodes: skipped ones (met by this node) stay available
         for j in range(cursor, min(len(pool), cursor + 64)):
             g = pool[j]
