@@ -406,7 +406,8 @@ def _next_round(r, nodes, table, ev, rng, regions=None) -> tuple[Round | None, s
     else:  # partners on the same side of every slow uplink: runs it does not explain away
         parts = [extra_round(r, nodes, amb_nodes[regions[amb_nodes] == g],
                              good[regions[good] == g], met, seed=seed + i, reason=reason,
-                             one_way=one_way)
+                             one_way=one_way,
+                             helpers={d: h[regions[h] == g] for d, h in helpers.items()})
                  for i, g in enumerate(np.unique(regions[amb_nodes]).tolist())]
         rnd = Round(r, "extra", *(np.concatenate([p.a for p in parts]),
                                   np.concatenate([p.b for p in parts])), nodes, reason=reason,
