@@ -8,9 +8,10 @@ Runs when FABRICTEST_MPICH_PYTHON names the python of an MPICH venv (`pip instal
 mpi4py numpy`, `pip install -e . --no-deps`; the whole sweep also needs `pyyaml
 python-hostlist` there, else that case is skipped saying so) and a vcluster can come up
 (tests/vcluster_session.py: the machine's lock, always taken down). The ranks get
-`UCX_TLS=tcp,self`: the wheel's UCX takes the vcluster's namespaces, one kernel, for one
-host and carries the streams in shared memory (sysv, posix, cma) past the shaped links,
-5-12 Gbps where the links give 0.19 (docs/sweep.md).
+`UCX_TLS=tcp,self` from `vcluster env` alone (asserted here): without it the wheel's UCX
+takes the vcluster's namespaces, one kernel, for one host and carries the streams in
+shared memory (sysv, posix, cma) past the shaped links, 5-12 Gbps where the links give
+0.19 (docs/sweep.md), and a degraded node measures healthy.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def cluster(mpich, tmp_path_factory):
     # a short state directory: slurmstepd's sockets live in it (docs/vcluster.md)
     state = tmp_path_factory.mktemp("vc-mpich") / "state"
     with held_cluster(state, "--nodes", "4", wait_s=540, up_timeout=400):
-        env = {**env_of(state), "UCX_TLS": "tcp,self"}
+        env = env_of(state)
+        assert env.get("UCX_TLS") == "tcp,self", "vcluster env leaves UCX on shared memory"
         listed = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True,
                                 env=env, timeout=60)
         if "pmi2" not in listed.stdout + listed.stderr:

@@ -143,7 +143,10 @@ def hostfile_text(p, slots: int | None = None) -> str:
     return "".join(f"{n.name} slots={slots}\n" for n in p.node_list)
 
 def mpi_env(p) -> dict[str, str]:
-    """What Open MPI needs inside a job: stay on the bridge, never bind to cores."""
+    """What MPI needs inside a job: stay on the bridge, never bind to cores; and UCX (MPICH's
+    ch4:ucx, the pip wheel's) on TCP: it takes the namespaces, one kernel, for one host and
+    carries the streams in shared memory past the shaped links, so a degraded node measures
+    healthy (sweep.md, MPICH under srun)."""
     env = {
         # on a routed fabric MPI's data goes over it (hsn0), Slurm's over the bridge
         "OMPI_MCA_btl_tcp_if_include": p.fabric_subnet if p.fabric else p.subnet,
@@ -153,6 +156,7 @@ def mpi_env(p) -> dict[str, str]:
         "OMPI_MCA_hwloc_base_binding_policy": "none",
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
         "PMIX_MCA_gds": "hash",
+        "UCX_TLS": "tcp,self",
     }
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
