@@ -191,7 +191,7 @@ class TestFatTree:
         # the link, and nothing else, is the suspect: `shared by all` the failed cases, or
         # all but a run whose acknowledgements came back over the slow link behind another
         # run's stream (CI, 2026-12-03: node05->node02 at 0.73x, `in 8 of 9 failed cases and
-        # in no passing one`; the sweep credits that reverse route, attribute does not)
+        # in no passing one`; said as `its return route crosses it`, as the sweep credits it)
         assert said[0].startswith("suspect: uplink leaf1<->spine1: "), said
         assert re.match(r"suspect: uplink leaf1<->spine1: (shared by all |in \d+ of \d+ "
                         r"failed cases and in no passing one)", said[0]), said

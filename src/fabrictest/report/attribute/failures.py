@@ -274,6 +274,28 @@ def _merge_twins(elements: list[Element]) -> list[Element]:
     return out
 
 
+def _returning_over(cases: list[Case], el: Element, topo: Topology | None) -> list[str]:
+    """The failed one-way runs (a sweep's cases: one link each) whose reverse route crosses
+    the link `el` (or one of its twins): a TCP stream's acknowledgements come back that way,
+    and behind another run's stream over a slow link they slow it (vcluster, 2026-12-03:
+    node05->node02 at 0.73x, its forward route clear of leaf1<->spine1). The sweep credits
+    the same reverse route (sweep/link_runs.py `reverse_crossing`)."""
+    if topo is None or el.kind not in _LINKS:
+        return []
+    names = set(el.name.split(" or "))
+    hops = HopFinder(topo)
+    out = []
+    for case in cases:
+        links = case.failing_links or case.links
+        if len(links) != 1:
+            continue
+        a, b = links[0]
+        if a in hops.where and b in hops.where and any(
+                h.kind == el.kind and h.name in names for h in hops.route(b, a)):
+            out.append(case.name)
+    return sorted(out)
+
+
 def _listed(names: list[str]) -> str:
     shown = ", ".join(names[:SHOWN]) or "?"
     return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
@@ -305,12 +327,18 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     shared = sorted((e for e in elements if len(e.failed) == n_f), key=_rank)
     clean = _clean_instead(elements, shared, n_f)
     if clean is not None:  # a weak shared suspect, a clean one that explains nearly all
-        left = sorted({c.name for c in failed} - set(clean.failed))
+        left = [c for c in failed if c.name not in set(clean.failed)]
+        back = _returning_over(left, clean, topo)
         lines = [f"suspect: {clean.label}: in {len(clean.failed)} of {n_f} failed cases and "
-                 "in no passing one", "  " + clean.evidence(n_f, n_p),
-                 f"  not explained: {_listed(left)}",
-                 "  shared by all, but in passing cases: "
-                 + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN])]
+                 "in no passing one", "  " + clean.evidence(n_f, n_p)]
+        if back:
+            lines.append(f"  its return route crosses it: {_listed(back)} (a stream's "
+                         "acknowledgements queue behind the slow link's traffic)")
+        rest = sorted(c.name for c in left if c.name not in set(back))
+        if rest:
+            lines.append(f"  not explained: {_listed(rest)}")
+        lines.append("  shared by all, but in passing cases: "
+                     + "; ".join(f"{e.label} ({len(e.passed)} passing)" for e in shared[:SHOWN]))
         return Attribution(1, lines, [clean], n_f, n_p)
     if shared and shared[0].passed and n_f == 1:  # one failure, all it touched passed too
         lines = [f"one failed case ({failed[0].name}), and every node, switch and link it "
