@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fabrictest.sweep.core import run_sweep
-from fabrictest.sweep.estimate import VerdictParams, estimate_level, weigh
+from fabrictest.sweep.estimate import AMBIGUOUS, SLOW, VerdictParams, estimate_level, weigh
 from fabrictest.sweep.output import render
 from fabrictest.sweep.runs import OK, STATUS, Round, RoundRuns, RunTable
 from fabrictest.sweep.simulate import SimulatedRunner
@@ -324,8 +324,8 @@ def test_a_run_near_the_level_is_never_explained_away_by_its_partner():
     t = table_of(nodes, runs)
     params = VerdictParams()
     level = estimate_level(t, params, 1.0, budget=8, looks=7)
-    before = np.full(2 * len(nodes), 3, dtype=np.int8)  # ambiguous
-    before[2 * 1] = before[2 * 2] = 1  # g1 and g2 sending: named at the last look
+    before = np.full(2 * len(nodes), AMBIGUOUS, dtype=np.int8)
+    before[2 * 1] = before[2 * 2] = SLOW  # g1 and g2 sending: named at the last look
     ev = weigh(t, level, params, final=True, before=before)
     h = 1  # nodeH's receive side
     assert ev.k[h] == 4  # both healthy senders' runs count

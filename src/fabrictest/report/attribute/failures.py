@@ -245,9 +245,9 @@ def implicated(case: Case, topo: Topology | None,
     return out
 
 
-def _elements(cases: list[Case], topo: Topology | None) -> list[Element]:
+def _elements(cases: list[Case], topo: Topology | None,
+              hops: HopFinder | None) -> list[Element]:
     by: dict[tuple[str, str], Element] = {}
-    hops = None if topo is None else HopFinder(topo)  # routes by class, across the cases
     for case in cases:
         for kind, name, text in sorted(implicated(case, topo, hops)):
             el = by.setdefault((kind, name), Element(kind, name, [], [], text))
@@ -274,16 +274,15 @@ def _merge_twins(elements: list[Element]) -> list[Element]:
     return out
 
 
-def _returning_over(cases: list[Case], el: Element, topo: Topology | None) -> list[str]:
+def _returning_over(cases: list[Case], el: Element, hops: HopFinder | None) -> list[str]:
     """The failed one-way runs (a sweep's cases: one link each) whose reverse route crosses
     the link `el` (or one of its twins): a TCP stream's acknowledgements come back that way,
     and behind another run's stream over a slow link they slow it (vcluster, 2026-12-03:
     node05->node02 at 0.73x, its forward route clear of leaf1<->spine1). The sweep credits
     the same reverse route (sweep/link_runs.py `reverse_crossing`)."""
-    if topo is None or el.kind not in _LINKS:
+    if hops is None or el.kind not in _LINKS:
         return []
     names = set(el.name.split(" or "))
-    hops = HopFinder(topo)
     out = []
     for case in cases:
         links = case.failing_links or case.links
@@ -322,13 +321,14 @@ def attribute(cases: list[Case], topo: Topology | None = None) -> Attribution:
     n_f, n_p = len(failed), len(cases) - len(failed)
     if not failed:
         return Attribution(0, [f"nothing failed ({n_p} passing cases)"], failed=0, passed=n_p)
-    elements = _merge_twins(_elements(cases, topo))
+    hops = None if topo is None else HopFinder(topo)  # routes by class, across the cases
+    elements = _merge_twins(_elements(cases, topo, hops))
     blind = [c.name for c in failed if not (c.nodes or c.links)]
     shared = sorted((e for e in elements if len(e.failed) == n_f), key=_rank)
     clean = _clean_instead(elements, shared, n_f)
     if clean is not None:  # a weak shared suspect, a clean one that explains nearly all
         left = [c for c in failed if c.name not in set(clean.failed)]
-        back = _returning_over(left, clean, topo)
+        back = _returning_over(left, clean, hops)
         lines = [f"suspect: {clean.label}: in {len(clean.failed)} of {n_f} failed cases and "
                  "in no passing one", "  " + clean.evidence(n_f, n_p)]
         if back:
